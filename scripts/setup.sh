@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Set up repogym for development on a fresh Debian machine (run as root or with sudo).
+# Installs bubblewrap (the sandbox), creates .venv and installs repogym with its test extras.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+if ! command -v bwrap >/dev/null 2>&1; then
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq bubblewrap git >/dev/null
+fi
+PYTHON="${PYTHON:-python3}"
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".[dev]"

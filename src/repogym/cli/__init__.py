@@ -1,0 +1,68 @@
+"""The `repogym` command: one typer sub-app per pipeline stage.
+
+Commands are thin: they parse arguments, call the library, print a rich
+summary and write machine-readable output. Errors from `repogym.errors`
+become one red line and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from repogym import __version__
+from repogym.cli import config_cmd, tasks_cmd
+from repogym.cli.common import console, err_console
+from repogym.errors import RepogymError
+
+app = typer.Typer(
+    name="repogym",
+    help="Turn your repositories into verifiable tasks, sandboxed gyms and RL training for code agents.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+)
+app.add_typer(tasks_cmd.app, name="tasks")
+app.add_typer(config_cmd.app, name="config")
+
+
+def _register_optional_commands() -> None:
+    """Stages that live in their own modules register themselves here."""
+    import importlib
+
+    for module in ("grade_cmd", "mine_cmd", "env_cmd", "rollout_cmd"):
+        try:
+            loaded = importlib.import_module(f"repogym.cli.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"repogym.cli.{module}":
+                raise
+            continue
+        loaded.register(app)
+
+
+_register_optional_commands()
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"repogym {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """repogym: mine tasks from git history, run them in sandboxes, grade, roll out and train.
+
+    Example: repogym tasks stats examples/tasks.jsonl
+    """
+
+
+def main() -> None:
+    try:
+        app()
+    except RepogymError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        sys.exit(2)

@@ -1,0 +1,234 @@
+"""Run configuration: YAML -> pydantic models, with `key.sub=value` overrides.
+
+The seed's training config (its section 9.1) loads unchanged. Every model
+forbids unknown keys; every error names the key path, the bad value and what
+is allowed, and a misspelled key gets a suggestion.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from repogym.errors import ConfigError
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, populate_by_name=True)
+
+
+class RewardComponentConfig(_Model):
+    """One weighted term of the reward: `weight * fn(...)`."""
+
+    name: str
+    """Label of the term in reward breakdowns (e.g. tests_pass)."""
+    weight: float = 1.0
+    """Multiplier applied to the component's value."""
+    fn: str
+    """Registered reward function (e.g. run_pytest, patch_similarity) or a dotted path package.module:function."""
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Keyword options passed to the function (e.g. {partial: true} for tests_pass)."""
+
+
+def _default_components() -> list[RewardComponentConfig]:
+    return [
+        RewardComponentConfig(name="tests_pass", weight=1.0, fn="run_pytest"),
+        RewardComponentConfig(name="compile_pass", weight=0.5, fn="type_check"),
+        RewardComponentConfig(name="minimal_diff", weight=0.1, fn="diff_size_penalty"),
+    ]
+
+
+class RewardConfig(_Model):
+    """How an attempt's grade becomes a scalar reward."""
+
+    type: Literal["rule_based"] = "rule_based"
+    """Only rule-based rewards (computed from tests and diffs) exist today."""
+    components: list[RewardComponentConfig] = Field(default_factory=_default_components, min_length=1)
+    """Terms summed into the reward; the defaults are the seed's (tests +1.0, compile -0.5, diff -0.1)."""
+
+
+class EnvConfig(_Model):
+    """Which environment episodes run in."""
+
+    type: Literal["repogym", "swegym"] = "repogym"
+    """'swegym' names the same multi-turn RepoEnv (SWE-Gym's setting); kept so the seed's config loads."""
+    task_set: str = ""
+    """Task file (JSONL, JSON or parquet) or a dataset name."""
+    mode: Literal["agent", "agentless"] = "agent"
+    """'agent': multi-turn tool use; 'agentless': one SEARCH/REPLACE answer (SWE-RL's setting)."""
+    sandbox: str = "bwrap"
+    """Sandbox backend: bwrap (isolated, the default) or local (no isolation)."""
+
+
+class RolloutConfig(_Model):
+    """How attempts are sampled."""
+
+    num_candidates: int = Field(default=8, ge=1, le=4096)
+    """Attempts per task (the GRPO group size)."""
+    async_: bool = Field(default=True, alias="async")
+    """Overlap policy calls with sandbox work."""
+    max_steps: int = Field(default=50, ge=1, le=10_000)
+    """Tool calls per episode before it is truncated."""
+
+
+class RunConfig(_Model):
+    """A training run (the seed's section 9.1 format)."""
+
+    algorithm: Literal["sft", "grpo"] = "grpo"
+    """Training algorithm."""
+    base_model: str = ""
+    """Model to start from: a local directory or a hub name (no downloads at run time here)."""
+    reward: RewardConfig = Field(default_factory=RewardConfig)
+    env: EnvConfig = Field(default_factory=EnvConfig)
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    batch_size: int = Field(default=32, ge=1)
+    """Prompts per optimiser step."""
+    learning_rate: float = Field(default=1e-6, gt=0, lt=1)
+    """Optimiser learning rate; YAML 1.1 reads 1e-6 as a string, which is accepted as the number."""
+    total_steps: int = Field(default=1000, ge=1)
+    """Optimiser steps."""
+
+
+def load_yaml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{file}: no such file") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{file}{line}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{file}: the top level must be a mapping of keys, got {type(data).__name__}")
+    return data
+
+
+def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
+    """Apply `a.b.c=value` overrides (value parsed as YAML; list items by index) to a copy of `data`.
+
+    >>> apply_overrides({"rollout": {"max_steps": 50}}, ["rollout.max_steps=8", "reward.components.0.weight=2"])
+    {'rollout': {'max_steps': 8}, 'reward': {'components': {'0': {'weight': 2}}}}
+    """
+    import copy
+
+    result = copy.deepcopy(data)
+    for override in overrides:
+        key, sep, raw = override.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"override {override!r}: expected key.path=value, e.g. rollout.max_steps=20")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            value = raw
+        parts = key.strip().split(".")
+        node: Any = result
+        for depth, part in enumerate(parts[:-1]):
+            node = _child(node, part, ".".join(parts[: depth + 1]))
+        _assign(node, parts[-1], value, key)
+    return result
+
+
+def _child(node: Any, part: str, path: str) -> Any:
+    if isinstance(node, list):
+        index = _index(part, node, path)
+        return node[index]
+    if not isinstance(node, dict):
+        raise ConfigError(f"override {path!r}: {path.rsplit('.', 1)[0]!r} is a value, not a mapping")
+    if not isinstance(node.get(part), dict | list):
+        node[part] = {}
+    return node[part]
+
+
+def _assign(node: Any, part: str, value: Any, path: str) -> None:
+    if isinstance(node, list):
+        node[_index(part, node, path)] = value
+    elif isinstance(node, dict):
+        node[part] = value
+    else:
+        raise ConfigError(f"override {path!r}: its parent is a value, not a mapping")
+
+
+def _index(part: str, node: list[Any], path: str) -> int:
+    if not part.isdigit() or int(part) >= len(node):
+        raise ConfigError(f"override {path!r}: {part!r} is not an index of a list of {len(node)} items")
+    return int(part)
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None,
+    overrides: Iterable[str] = (),
+    model: type[_Model] = RunConfig,
+) -> Any:
+    """Load a YAML file (or defaults when `path` is None), apply overrides, validate."""
+    data = load_yaml(path) if path is not None else {}
+    data = apply_overrides(data, overrides)
+    return validate_config(data, model, source=str(path) if path is not None else "config")
+
+
+def validate_config(data: Mapping[str, Any], model: type[_Model] = RunConfig, source: str = "config") -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        lines = [_describe_error(error, model) for error in exc.errors()]
+        raise ConfigError(f"{source}: {len(lines)} error(s)\n" + "\n".join(f"  - {line}" for line in lines)) from None
+
+
+def _describe_error(error: Mapping[str, Any], model: type[_Model]) -> str:
+    loc = [str(part) for part in error["loc"]]
+    path = ".".join(loc) or "(top level)"
+    value = error.get("input")
+    if error["type"] == "extra_forbidden":
+        allowed = _fields_at(model, loc[:-1])
+        close = difflib.get_close_matches(loc[-1], allowed, n=1)
+        hint = f"did you mean {'.'.join([*loc[:-1], close[0]])!r}? " if close else ""
+        return f"{path}: unknown key; {hint}allowed here: {', '.join(allowed)}"
+    shown = repr(value)
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    return f"{path}: {error['msg']} (got {shown})"
+
+
+def _fields_at(model: type[BaseModel], loc: list[str]) -> list[str]:
+    """Names accepted at a location, following nested models (and list indexes)."""
+    current: Any = model
+    for part in loc:
+        if part.isdigit():
+            continue
+        field = current.model_fields.get(part) if isinstance(current, type) else None
+        if field is None:
+            return []
+        current = _model_of(field.annotation)
+        if current is None:
+            return []
+    names = []
+    for name, field in current.model_fields.items():
+        names.append(field.alias or name)
+    return names
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    import typing
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_of(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def config_to_dict(config: BaseModel) -> dict[str, Any]:
+    """The resolved configuration as plain data, with the YAML key names (aliases)."""
+    return config.model_dump(mode="json", by_alias=True)

@@ -1,0 +1,45 @@
+"""One exception tree for repogym.
+
+Exceptions are for programmer and user errors (a bad file, a bad config, an
+unknown name). Things that happen to an attempt (a patch that does not apply,
+a test run that times out) are outcomes recorded in results, never raised.
+"""
+
+from __future__ import annotations
+
+import gymnasium.error
+
+
+class RepogymError(Exception):
+    """Base class of every error repogym raises on purpose."""
+
+
+class ConfigError(RepogymError):
+    """A run configuration is invalid: the message names the key path, the bad value and what is allowed."""
+
+
+class DatasetError(RepogymError):
+    """A task or predictions file cannot be read or written: the message names the file, line or row and field."""
+
+
+class UnknownNameError(RepogymError, KeyError):
+    """A registry or lookup was asked for a name it does not know: the message lists the known ones."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class RepoSourceError(RepogymError):
+    """A task's repository cannot be found or cloned."""
+
+
+class SandboxError(RepogymError):
+    """The sandbox itself is unusable (missing bwrap, bad configuration), as opposed to a command failing in it."""
+
+
+class EnvBuildError(RepogymError):
+    """A Python environment for a repository could not be built."""
+
+
+class ResetNeeded(RepogymError, gymnasium.error.ResetNeeded):
+    """An episode was stepped after it ended, or before reset()."""

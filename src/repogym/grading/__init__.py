@@ -1,0 +1,1 @@
+"""Grading: test logs -> TestReport -> GradeResult with SWE-bench's resolved semantics."""

@@ -1,0 +1,103 @@
+"""Name -> implementation registries.
+
+Each seam (reward functions, policies, sandboxes, log parsers) has one
+`Registry`. Short names are registered with a decorator; any dotted path
+`package.module:attribute` (or `package.module.attribute`) also resolves, so
+users plug in their own code without registering it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
+
+from repogym.errors import UnknownNameError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """A named table of implementations of one kind.
+
+    >>> parsers = Registry("log parser")
+    >>> @parsers.register("upper")
+    ... def upper(text):
+    ...     return text.upper()
+    >>> parsers.get("upper")("ok")
+    'OK'
+    >>> parsers.get("os.path:basename")("/a/b.py")
+    'b.py'
+    >>> parsers.get("uper")
+    Traceback (most recent call last):
+    ...
+    repogym.errors.UnknownNameError: unknown log parser 'uper' (did you mean 'upper'?); known: upper; or give a dotted path such as 'package.module:name'
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, T] = {}
+        self._aliases: dict[str, str] = {}
+
+    def register(self, name: str, *aliases: str) -> Callable[[T], T]:
+        """Decorator registering `obj` under `name` (and optional aliases)."""
+
+        def decorator(obj: T) -> T:
+            self.add(name, obj, *aliases)
+            return obj
+
+        return decorator
+
+    def add(self, name: str, obj: T, *aliases: str) -> None:
+        for key in (name, *aliases):
+            if key in self._entries or key in self._aliases:
+                raise ValueError(f"{self.kind} {key!r} is registered twice")
+        self._entries[name] = obj
+        for alias in aliases:
+            self._aliases[alias] = name
+
+    def canonical(self, name: str) -> str:
+        """The registered name behind an alias (the name itself otherwise)."""
+        return self._aliases.get(name, name)
+
+    def get(self, name: str) -> T:
+        """Look up a short name, an alias, or import a dotted path."""
+        key = self.canonical(name)
+        if key in self._entries:
+            return self._entries[key]
+        if ":" in name or ("." in name and not name.startswith(".")):
+            return _import_dotted(name, self.kind)
+        known = sorted([*self._entries, *self._aliases])
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise UnknownNameError(
+            f"unknown {self.kind} {name!r}{hint}; known: {', '.join(known) or '(none)'}; "
+            "or give a dotted path such as 'package.module:name'"
+        )
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.canonical(name) in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+
+def _import_dotted(path: str, kind: str) -> object:
+    module_name, sep, attr = path.partition(":")
+    if not sep:
+        module_name, _, attr = path.rpartition(".")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UnknownNameError(f"{kind} {path!r}: cannot import module {module_name!r}: {exc}") from exc
+    obj: object = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise UnknownNameError(f"{kind} {path!r}: module {module_name!r} has no attribute {attr!r}") from None
+    return obj
