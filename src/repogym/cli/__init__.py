@@ -31,7 +31,7 @@ def _register_optional_commands() -> None:
     """Stages that live in their own modules register themselves here."""
     import importlib
 
-    for module in ("grade_cmd", "mine_cmd", "env_cmd", "rollout_cmd"):
+    for module in ("grade_cmd", "mine_cmd", "validate_cmd", "scrub_cmd", "samples_cmd", "env_cmd", "rollout_cmd"):
         try:
             loaded = importlib.import_module(f"repogym.cli.{module}")
         except ModuleNotFoundError as exc:
