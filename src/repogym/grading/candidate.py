@@ -1,0 +1,134 @@
+"""What of a candidate patch the grader accepts, decided before anything runs.
+
+Reward hacking is an attack on the grader, so each rule here has a test named
+after the attack it stops (tests/grading/test_hostile_grading.py):
+
+- paths that are absolute, contain `..`, or touch `.git` reject the whole patch;
+- changes to test files (the test patch's files, and any path that looks like a
+  test: tests/, test_*.py, *_test.py) are dropped: the tests graded are the
+  task's, never the candidate's;
+- changes to test configuration are dropped: conftest.py and pytest.ini
+  always; setup.cfg, tox.ini and pyproject.toml when a hunk touches their
+  pytest section ([tool:pytest], [pytest], [tool.pytest.*]) or adds one.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from unidiff import PatchedFile
+
+from repogym.patches import parse_patch
+
+TEST_GLOBS = ("tests/*", "test/*", "testing/*", "*/tests/*", "*/test/*", "*/testing/*", "test_*.py", "*/test_*.py",
+              "*_test.py", "*/*_test.py")
+_ALWAYS_CONFIG = ("conftest.py", "pytest.ini")
+_SECTION_CONFIG = {
+    "setup.cfg": re.compile(r"^\s*\[tool:pytest\]"),
+    "tox.ini": re.compile(r"^\s*\[pytest\]"),
+    "pyproject.toml": re.compile(r"^\s*\[+\s*tool\.pytest"),
+}
+
+
+@dataclass(frozen=True)
+class FilteredPatch:
+    patch: str
+    """What will be applied (may be empty)."""
+    ignored: tuple[str, ...]
+    """Paths whose changes were dropped, each with the reason: 'tests/test_a.py (test file)'."""
+    rejected: str = ""
+    """Non-empty when the whole patch is refused (the reason)."""
+
+
+def filter_candidate(patch: str, test_patch_paths: list[str], pristine_text: dict[str, str]) -> FilteredPatch:
+    """Drop what the candidate may not change; `pristine_text` maps config file paths to their base content."""
+    if not patch.strip():
+        return FilteredPatch("", ())
+    parsed = parse_patch(patch)
+    if parsed is None:
+        return FilteredPatch("", (), rejected="the patch is not a unified diff")
+    kept: list[str] = []
+    ignored: list[str] = []
+    protected = set(test_patch_paths)
+    for patched in parsed:
+        paths = _paths(patched)
+        bad = next((p for p in paths if _unsafe(p)), None)
+        if bad is not None:
+            return FilteredPatch("", (), rejected=f"unsafe path {bad!r} (absolute, '..' or .git)")
+        reason = _ignore_reason(patched, paths, protected, pristine_text)
+        if reason:
+            ignored.append(f"{paths[-1]} ({reason})")
+        else:
+            kept.append(str(patched))
+    text = "".join(kept)
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return FilteredPatch(text, tuple(ignored))
+
+
+def _paths(patched: PatchedFile) -> list[str]:
+    names = []
+    for name in (patched.source_file, patched.target_file):
+        if name and name != "/dev/null":
+            names.append(name[2:] if name[:2] in ("a/", "b/") else name)
+    return names or [patched.path]
+
+
+def _unsafe(path: str) -> bool:
+    pure = PurePosixPath(path)
+    return pure.is_absolute() or ".." in pure.parts or ".git" in pure.parts or path.startswith("~")
+
+
+def is_test_path(path: str) -> bool:
+    return any(fnmatch.fnmatch(path, pattern) for pattern in TEST_GLOBS)
+
+
+def _ignore_reason(patched: PatchedFile, paths: list[str], protected: set[str], pristine: dict[str, str]) -> str:
+    for path in paths:
+        name = PurePosixPath(path).name
+        if path in protected:
+            return "overwritten by the test patch"
+        if name in _ALWAYS_CONFIG:
+            return "test configuration"
+        if is_test_path(path):
+            return "test file"
+        if name in _SECTION_CONFIG and _touches_section(patched, _SECTION_CONFIG[name], pristine.get(path, "")):
+            return "test configuration section"
+    return ""
+
+
+def _touches_section(patched: PatchedFile, header: re.Pattern[str], original: str) -> bool:
+    """True if any hunk edits lines inside the pytest section of the original, or adds such a section."""
+    lines = original.splitlines()
+    start = next((i for i, line in enumerate(lines, 1) if header.match(line)), None)
+    end = None
+    if start is not None:
+        end = next((i for i in range(start + 1, len(lines) + 1) if lines[i - 1].lstrip().startswith("[")),
+                   len(lines) + 1) - 1
+    for hunk in patched:
+        for line in hunk:
+            if line.is_added and header.match(line.value):
+                return True
+        if start is None:
+            continue
+        changed = [line.source_line_no for line in hunk if line.is_removed]
+        first, last = hunk.source_start, hunk.source_start + max(hunk.source_length - 1, 0)
+        if any(start <= n <= end for n in changed if n):  # type: ignore[operator]
+            return True
+        added_inside = any(line.is_added for line in hunk) and first <= end and last >= start  # type: ignore[operator]
+        if added_inside and _insertion_in_section(hunk, start, end):  # type: ignore[arg-type]
+            return True
+    return False
+
+
+def _insertion_in_section(hunk, start: int, end: int) -> bool:  # type: ignore[no-untyped-def]
+    position = hunk.source_start - 1
+    for line in hunk:
+        if line.is_context or line.is_removed:
+            position = line.source_line_no or position
+        elif line.is_added and start <= position < end:
+            return True
+    return False

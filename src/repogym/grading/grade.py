@@ -1,0 +1,228 @@
+"""grade(task, patch) -> GradeResult, with SWE-bench's resolved semantics.
+
+Steps, each with its own failure outcome: prepare the task's runtime
+(ENV_BUILD_FAILED, INFRA_ERROR) -> filter the candidate (candidate.py) and
+apply it, falling back to fuzzier applies (PATCH_APPLY_FAILED) -> apply the
+test patch over it (INFRA_ERROR: the task is broken) -> compile the changed
+Python files -> run FAIL_TO_PASS and PASS_TO_PASS (TIMEOUT, TESTS_DID_NOT_RUN)
+-> RESOLVED only when every one of them passed.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from repogym.errors import EnvBuildError, RepogymError, RepoSourceError
+from repogym.grading.candidate import filter_candidate
+from repogym.grading.parsers import TestRun, get_parser
+from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, TestReport, resolved_status
+from repogym.patches import changed_paths
+from repogym.sandbox.base import OUT_DIR, ExecResult, Limits, Sandbox
+from repogym.sandbox.cache import cache_dir
+from repogym.sandbox.runtime import Episode, TaskRuntime
+from repogym.task import Task
+
+_CONFIG_FILES = ("setup.cfg", "tox.ini", "pyproject.toml")
+_APPLY_STRATEGIES = (
+    ("git apply", "git apply --whitespace=nowarn {patch}"),
+    ("git apply --3way", "git apply --3way --whitespace=nowarn {patch}"),
+    ("patch --fuzz=3", "patch --batch --forward -p1 --fuzz=3 --no-backup-if-mismatch -i {patch}"),
+)
+_COMPILE_SCRIPT = (
+    "import json, sys\n"
+    "bad = []\n"
+    "for path in sys.argv[1:]:\n"
+    "    try:\n"
+    "        compile(open(path, 'rb').read(), path, 'exec')\n"
+    "    except (SyntaxError, ValueError) as exc:\n"
+    "        bad.append('%s: %s' % (path, exc))\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "open(sys.argv[0] + '.out', 'w').write(json.dumps(bad))\n"
+)
+
+
+def grade(
+    task: Task,
+    patch: str,
+    *,
+    sandbox: str | Sandbox = "bwrap",
+    repos_dir: str | None = None,
+    limits: Limits | None = None,
+    runtime: TaskRuntime | None = None,
+    log_dir: str | Path | None = None,
+) -> GradeResult:
+    """Grade `patch` (a unified diff) for `task` in a fresh episode of the sandbox."""
+    started = time.perf_counter()
+    if not task.FAIL_TO_PASS:
+        return _result(task, Outcome.INFRA_ERROR, "the task has no FAIL_TO_PASS tests: nothing can prove a fix")
+    try:
+        runtime = runtime or TaskRuntime.create(task, sandbox, repos_dir, limits).prepare()
+    except EnvBuildError as exc:
+        return _result(task, Outcome.ENV_BUILD_FAILED, str(exc))
+    except (RepoSourceError, RepogymError) as exc:
+        return _result(task, Outcome.INFRA_ERROR, str(exc))
+    with runtime.episode() as episode:
+        result = grade_in_episode(task, patch, episode, log_dir=log_dir)
+    timings = {**runtime.timings, **result.timings, "total_s": time.perf_counter() - started}
+    return _replace(result, timings=timings)
+
+
+def grade_in_episode(task: Task, patch: str, episode: Episode, log_dir: str | Path | None = None) -> GradeResult:
+    """Grade in an episode that is at its pristine state (it is modified)."""
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    pristine = episode.runtime.pristine
+    assert pristine is not None
+    config_text = {name: _read(pristine / name) for name in _CONFIG_FILES}
+    test_paths = changed_paths(task.test_patch)
+    filtered = filter_candidate(patch, test_paths, config_text)
+    if filtered.rejected:
+        return _result(task, Outcome.PATCH_APPLY_FAILED, f"patch refused: {filtered.rejected}")
+    applied_with = ""
+    if filtered.patch:
+        applied_with, failure = _apply(episode, filtered.patch, "candidate.patch")
+        if not applied_with:
+            return _result(task, Outcome.PATCH_APPLY_FAILED, failure, ignored=filtered.ignored)
+    if task.test_patch.strip():
+        ok, failure = _apply(episode, task.test_patch, "test.patch", strategies=_APPLY_STRATEGIES[:1])
+        if not ok:
+            return _result(task, Outcome.INFRA_ERROR, f"the task's test patch does not apply: {failure}")
+    timings["apply_s"] = time.perf_counter() - started
+    compile_errors = _compile_errors(episode, filtered.patch)
+    started = time.perf_counter()
+    report = run_tests(task, episode, [*task.FAIL_TO_PASS, *task.PASS_TO_PASS], log_dir=log_dir)
+    timings["tests_s"] = time.perf_counter() - started
+    statuses = report.statuses()
+    f2p = {test: statuses.get(test) for test in task.FAIL_TO_PASS}
+    p2p = {test: statuses.get(test) for test in task.PASS_TO_PASS}
+    status = resolved_status(statuses, task.FAIL_TO_PASS, task.PASS_TO_PASS)
+    if report.timed_out:
+        outcome, detail = Outcome.TIMEOUT, "the test run hit the wall-clock limit"
+    elif not report.collected:
+        outcome, detail = Outcome.TESTS_DID_NOT_RUN, report.note or "the test run produced no trusted results"
+    elif status is ResolvedStatus.FULL:
+        outcome, detail = Outcome.RESOLVED, ""
+    else:
+        failing = [t for t, s in {**f2p, **p2p}.items() if s is None or not s.ok]
+        outcome, detail = Outcome.UNRESOLVED, f"{len(failing)} required test(s) did not pass: {', '.join(failing[:5])}"
+    return GradeResult(
+        instance_id=task.instance_id,
+        outcome=outcome,
+        status=status if outcome in (Outcome.RESOLVED, Outcome.UNRESOLVED) else ResolvedStatus.NO,
+        fail_to_pass=f2p,
+        pass_to_pass=p2p,
+        patch_applied_with=applied_with,
+        ignored_paths=filtered.ignored,
+        detail=detail,
+        report=report,
+        compile_errors=compile_errors,
+        timings=timings,
+    )
+
+
+def run_tests(task: Task, episode: Episode, test_ids: list[str], log_dir: str | Path | None = None) -> TestReport:
+    """Run tests in the episode with the task's parser and read the structured report."""
+    parser = get_parser(task.env.log_parser)
+    report_name = f"report-{time.monotonic_ns()}.jsonl"
+    directives = test_directives(test_ids, task.test_patch)
+    command = parser.command(task.env.test_cmd, directives, f"{OUT_DIR}/{report_name}")
+    result = episode.run(command)
+    report_file = episode.layer.out / report_name
+    report_text = report_file.read_text(encoding="utf-8", errors="replace") if report_file.exists() else None
+    log_path = _save_log(task, result, command, log_dir)
+    run = TestRun(
+        log=result.output,
+        report_text=report_text,
+        exit_code=result.exit_code,
+        timed_out=result.timed_out,
+        log_path=str(log_path),
+        duration_s=result.duration_s,
+    )
+    return parser.parse(run)
+
+
+def test_directives(test_ids: list[str], test_patch: str) -> list[str]:
+    """What to pass the runner: the files of pytest node ids, else the test patch's files (as SWE-bench does)."""
+    files: list[str] = []
+    for test_id in test_ids:
+        if "::" in test_id:
+            path = test_id.split("::", 1)[0]
+            if path not in files:
+                files.append(path)
+    if files:
+        return files
+    return [p for p in changed_paths(test_patch) if p.endswith(".py")]
+
+
+test_directives.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+
+
+def _apply(
+    episode: Episode, patch: str, name: str, strategies: tuple[tuple[str, str], ...] = _APPLY_STRATEGIES
+) -> tuple[str, str]:
+    """Apply with the first strategy that works; returns (strategy, '') or ('', why it failed)."""
+    path = episode.put_file(name, patch)
+    failures = []
+    for label, template in strategies:
+        result = episode.run(template.format(patch=path))
+        if result.ok:
+            return label, ""
+        failures.append(f"{label}: {_tail(result)}")
+        episode.run("git checkout -q -- . 2>/dev/null; git clean -fdq -e .git >/dev/null 2>&1; true")
+    return "", "; ".join(failures)
+
+
+def _compile_errors(episode: Episode, patch: str) -> tuple[str, ...]:
+    paths = [p for p in changed_paths(patch) if p.endswith(".py")]
+    if not paths:
+        return ()
+    script = episode.put_file("compile_check.py", _COMPILE_SCRIPT)
+    import shlex
+
+    out = f"{OUT_DIR}/compile_check.py"
+    result = episode.run(f"cp {script} {out} && python {out} " + " ".join(shlex.quote(p) for p in paths))
+    report = episode.layer.out / "compile_check.py.out"
+    if not result.ok or not report.exists():
+        return (f"compile check did not run: {_tail(result)}",)
+    import json
+
+    return tuple(json.loads(report.read_text()))
+
+
+def _save_log(task: Task, result: ExecResult, command: str, log_dir: str | Path | None) -> Path:
+    folder = Path(log_dir) if log_dir else cache_dir("logs", task.instance_id.replace("/", "__"))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"test-{time.strftime('%Y%m%dT%H%M%S')}-{time.monotonic_ns() % 10**6}.log"
+    path.write_text(f"$ {command}\n{result.output}\n[exit {result.exit_code}; {result.reason.value}]\n", encoding="utf-8")
+    return path
+
+
+def _tail(result: ExecResult, lines: int = 8) -> str:
+    return " | ".join(result.output.strip().splitlines()[-lines:]) or f"exit code {result.exit_code}"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError, IsADirectoryError):
+        return ""
+
+
+def _result(task: Task, outcome: Outcome, detail: str, ignored: tuple[str, ...] = ()) -> GradeResult:
+    return GradeResult(
+        instance_id=task.instance_id,
+        outcome=outcome,
+        status=ResolvedStatus.NO,
+        fail_to_pass={t: None for t in task.FAIL_TO_PASS},
+        pass_to_pass={t: None for t in task.PASS_TO_PASS},
+        ignored_paths=ignored,
+        detail=detail,
+    )
+
+
+def _replace(result: GradeResult, **changes: object) -> GradeResult:
+    import dataclasses
+
+    return dataclasses.replace(result, **changes)  # type: ignore[arg-type]

@@ -1,0 +1,127 @@
+"""The Sandbox seam: run a shell command in an episode's workspace, with limits.
+
+A backend turns a `Mounts` description (what the command may see) plus
+`Limits` into a process and returns an `ExecResult`. A command that fails is
+data (`exit_code != 0`, `timed_out`, `output_truncated`), never an exception;
+exceptions are for an unusable sandbox.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: Where things live inside the jail (fixed, so environments built once work in every episode).
+REPO_DIR = "/testbed"
+VENV_DIR = "/opt/repogym/venv"
+PLUGIN_DIR = "/opt/repogym/plugins"
+OUT_DIR = "/opt/repogym/out"
+TMP_DIR = "/tmp"
+HOME_DIR = "/tmp/home"
+
+
+class Limits(BaseModel):
+    """Resource limits applied to every command; each limit kills the whole process tree."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    wall_s: float = Field(default=600.0, gt=0)
+    """Wall-clock seconds before the command's process tree is killed."""
+    cpu_s: int = Field(default=900, ge=1)
+    """CPU seconds per process (RLIMIT_CPU)."""
+    memory_mb: int = Field(default=4096, ge=64)
+    """Address-space limit per process in MiB (RLIMIT_AS)."""
+    processes: int = Field(default=256, ge=8)
+    """Processes and threads of the sandbox user (RLIMIT_NPROC): stops fork bombs."""
+    file_size_mb: int = Field(default=512, ge=1)
+    """Largest file a command may write, in MiB (RLIMIT_FSIZE)."""
+    output_bytes: int = Field(default=256 * 1024, ge=1024)
+    """Bytes of output kept (head and tail halves; the middle is replaced by a marker)."""
+    output_kill_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
+    """Total output after which the command is killed as runaway."""
+    open_files: int = Field(default=1024, ge=64)
+    """Open file descriptors per process (RLIMIT_NOFILE)."""
+
+
+@dataclass(frozen=True)
+class Bind:
+    """A host path made visible in the jail."""
+
+    host: Path
+    jail: str
+    writable: bool = False
+
+
+@dataclass(frozen=True)
+class Mounts:
+    """What one command sees: the workspace at REPO_DIR, the env, extra binds, a private tmp."""
+
+    workspace: Path
+    """Host folder (or overlay upper/lower pair, see Layer) shown read-write at REPO_DIR."""
+    tmp: Path
+    """Host folder shown read-write at /tmp (private to the episode)."""
+    venv: Path | None = None
+    interpreter_prefix: Path | None = None
+    """The Python installation the venv points at, shown read-only at the same path."""
+    extra: tuple[Bind, ...] = ()
+    network: bool = False
+    """Only environment builds get the network; test runs and agent commands never do."""
+    overlay: OverlaySpec | None = None
+
+
+@dataclass(frozen=True)
+class OverlaySpec:
+    """An overlayfs workspace: `lower` read-only and shared, `upper`/`work` private to the episode."""
+
+    lower: Path
+    upper: Path
+    work: Path
+    merged: Path
+
+
+class ExitReason(enum.StrEnum):
+    EXITED = "exited"
+    TIMEOUT = "timeout"
+    OUTPUT_LIMIT = "output_limit"
+    SIGNALED = "signaled"
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What a command produced."""
+
+    exit_code: int | None
+    """None when the process was killed by repogym (timeout, output limit)."""
+    output: str
+    """stdout and stderr interleaved, capped at Limits.output_bytes with a truncation marker."""
+    duration_s: float
+    reason: ExitReason = ExitReason.EXITED
+    output_truncated: bool = False
+    output_total_bytes: int = 0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    @property
+    def timed_out(self) -> bool:
+        return self.reason is ExitReason.TIMEOUT
+
+
+class Sandbox(Protocol):
+    """A backend that runs commands under `Mounts` and `Limits`."""
+
+    name: str
+    isolated: bool
+    """False for backends that protect nothing (local)."""
+
+    def run(
+        self, command: str, mounts: Mounts, limits: Limits, *, cwd: str = REPO_DIR, env: dict[str, str] | None = None
+    ) -> ExecResult:
+        """Run `command` with `sh -c`; `env` adds variables to the clean environment."""
+        ...

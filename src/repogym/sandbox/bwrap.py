@@ -1,0 +1,274 @@
+"""The default sandbox: every command in a bubblewrap jail.
+
+Guarantees (each has a hostile test in tests/sandbox/test_hostile_*.py):
+- No network: the command gets its own network namespace with only its own
+  loopback; services on the host's loopback are unreachable. (Environment
+  builds are the one exception: they reach the package index.)
+- Read-only host: only /usr, a few /etc files, the Python installation and the
+  environment are visible, all read-only. $HOME, the host's /tmp, the caches
+  and the git mirrors are not visible at all.
+- Writes land only in the workspace (an overlayfs layer private to the episode
+  when repogym runs as root, else a private copy) and in the episode's /tmp.
+- A clean environment: TZ=UTC, PYTHONHASHSEED=0, LANG=C.UTF-8, HOME under
+  /tmp, PATH to the task's environment; no host variable is passed through.
+- Limits (see `Limits`): processes (RLIMIT_NPROC for a dedicated unprivileged
+  uid, so fork bombs stop), address space, CPU seconds, file size, open files,
+  wall time, output volume. Hitting the wall or output limit kills the whole
+  tree: the command runs in its own PID namespace, which dies with its init.
+- Death with the parent: if repogym dies, bwrap gets SIGKILL and takes the tree.
+
+Not guaranteed:
+- Kernel exploits or bubblewrap bugs; this is namespaces, not a VM.
+- Per-sandbox memory accounting: RLIMIT_AS limits each process's address
+  space, not the sum over a tree (cgroups would; they are not used).
+- CPU and disk fairness between concurrent sandboxes: one busy sandbox can slow
+  others; disk writes are bounded per file, not in total.
+- Without root, the process limit counts all processes of the invoking user,
+  and the workspace is a copy (slower resets); repogym says so in a warning.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+from repogym.errors import SandboxError
+from repogym.sandbox.base import HOME_DIR, REPO_DIR, TMP_DIR, VENV_DIR, ExecResult, Limits, Mounts
+from repogym.sandbox.process import run_process
+
+#: The unprivileged uid/gid commands run as when repogym is root (not in /etc/passwd on purpose).
+SANDBOX_UID = int(os.environ.get("REPOGYM_SANDBOX_UID", "61000"))
+
+_ETC_FILES = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "localtime",
+    "nsswitch.conf",
+    "ssl",
+    "ca-certificates",
+    "alternatives",
+    "mime.types",
+    "gitconfig",
+)
+
+
+@functools.cache
+def bwrap_path() -> str:
+    path = shutil.which("bwrap")
+    if path is None:
+        raise SandboxError(
+            "bubblewrap (bwrap) is not installed: run `apt-get install bubblewrap` "
+            "(or scripts/setup.sh), or choose --sandbox local to run WITHOUT isolation"
+        )
+    return path
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+@functools.cache
+def _warn_unprivileged() -> None:
+    warnings.warn(
+        "repogym is not running as root: the bwrap sandbox uses a copied workspace (slower resets) and the "
+        "process limit counts all of this user's processes",
+        stacklevel=3,
+    )
+
+
+class BwrapSandbox:
+    """Runs each command under bubblewrap with the guarantees listed in this module's docstring."""
+
+    name = "bwrap"
+    isolated = True
+
+    def __init__(self, uid: int = SANDBOX_UID) -> None:
+        self.uid = uid
+        bwrap_path()
+        if not is_root():
+            _warn_unprivileged()
+
+    def run(
+        self, command: str, mounts: Mounts, limits: Limits, *, cwd: str = REPO_DIR, env: dict[str, str] | None = None
+    ) -> ExecResult:
+        argv = self._argv(command, mounts, limits, cwd, env or {})
+        return run_process(argv, limits, env=_outer_env())
+
+    # -- argv construction ----------------------------------------------------------------------
+
+    def _argv(self, command: str, mounts: Mounts, limits: Limits, cwd: str, env: dict[str, str]) -> list[str]:
+        prlimit = [
+            "prlimit",
+            f"--nproc={limits.processes}",
+            f"--as={limits.memory_mb * 1024 * 1024}",
+            f"--cpu={limits.cpu_s}",
+            f"--fsize={limits.file_size_mb * 1024 * 1024}",
+            f"--nofile={limits.open_files}",
+            "--core=0",
+            "--",
+        ]
+        shell = ["/bin/sh", "-c", command]
+        if not is_root():
+            return prlimit + self._bwrap_args(mounts, cwd, env) + ["--", *shell]
+        # As root, bwrap runs privileged (it can bind anything) and keeps only the capabilities setpriv needs
+        # to become the unprivileged sandbox uid, which then drops every capability for good. RLIMIT_NPROC
+        # only binds a non-root uid: that is what stops fork bombs.
+        drop = [
+            "setpriv",
+            f"--reuid={self.uid}",
+            f"--regid={self.uid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--",
+        ]
+        jail = [*self._bwrap_args(mounts, cwd, env), "--", *drop, *prlimit, *shell]
+        if mounts.overlay is None:
+            return jail
+        overlay = mounts.overlay
+        # The overlay is mounted in a private mount namespace that lives exactly as long as the command:
+        # nothing is left mounted on the host, and the upper layer keeps the episode's changes.
+        options = f"lowerdir={overlay.lower},upperdir={overlay.upper},workdir={overlay.work}"
+        script = 'mount -t overlay overlay -o "$1" "$2" && shift 2 && exec "$@"'
+        return [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            "/bin/sh",
+            "-c",
+            script,
+            "repogym-overlay",
+            options,
+            str(overlay.merged),
+            *jail,
+        ]
+
+    def _identity_args(self) -> list[str]:
+        if is_root():
+            return ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
+        return ["--unshare-user", "--uid", str(os.getuid()), "--gid", str(os.getgid())]
+
+    def _bwrap_args(self, mounts: Mounts, cwd: str, env: dict[str, str]) -> list[str]:
+        args = [
+            bwrap_path(),
+            "--die-with-parent",
+            "--new-session",
+            "--unshare-pid",
+            *([] if mounts.network else ["--unshare-net"]),
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            *self._identity_args(),
+            "--hostname",
+            "sandbox",
+            "--ro-bind",
+            "/usr",
+            "/usr",
+            "--symlink",
+            "usr/bin",
+            "/bin",
+            "--symlink",
+            "usr/sbin",
+            "/sbin",
+            "--symlink",
+            "usr/lib",
+            "/lib",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            # bwrap gives folders it creates the host's modes; /etc must be readable by the sandbox uid.
+            "--perms",
+            "0755",
+            "--dir",
+            "/etc",
+        ]
+        if Path("/lib64").exists():
+            args += ["--symlink", "usr/lib64", "/lib64"]
+        if mounts.network:
+            args += ["--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"]
+            args += ["--ro-bind-try", "/etc/hosts", "/etc/hosts"]
+        for name in _ETC_FILES:
+            args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        identity = identity_files(self.uid if is_root() else os.getuid())
+        binds = [(mounts.interpreter_prefix, str(mounts.interpreter_prefix))] if mounts.interpreter_prefix else []
+        binds += [(b.host, b.jail) for b in mounts.extra]
+        if mounts.venv is not None:
+            binds.append((mounts.venv, VENV_DIR))
+        args += _parent_dirs([jail for _, jail in binds])
+        args += ["--ro-bind", str(identity / "passwd"), "/etc/passwd", "--ro-bind", str(identity / "group"), "/etc/group"]
+        args += ["--bind", str(mounts.tmp), TMP_DIR]
+        workspace = mounts.overlay.merged if mounts.overlay else mounts.workspace
+        args += ["--bind", str(workspace), REPO_DIR]
+        if mounts.interpreter_prefix is not None:
+            prefix = str(mounts.interpreter_prefix)
+            args += ["--ro-bind", prefix, prefix]
+        if mounts.venv is not None:
+            args += ["--ro-bind", str(mounts.venv), VENV_DIR]
+        for bind in mounts.extra:
+            args += ["--bind" if bind.writable else "--ro-bind", str(bind.host), bind.jail]
+        args += ["--chdir", cwd, "--clearenv"]
+        for key, value in {**jail_environment(mounts), **env}.items():
+            args += ["--setenv", key, value]
+        return args
+
+
+def _parent_dirs(targets: list[str]) -> list[str]:
+    """World-readable parents for bind targets (bwrap would copy the host's modes, e.g. /root's 0700)."""
+    made: list[str] = []
+    args: list[str] = []
+    for target in targets:
+        parts = Path(target).parts[1:-1]
+        for depth in range(1, len(parts) + 1):
+            parent = "/" + "/".join(parts[:depth])
+            if parent in made or parent in ("/usr", "/tmp", "/dev", "/proc", "/etc") or parent.startswith("/usr/"):
+                continue
+            made.append(parent)
+            args += ["--perms", "0755", "--dir", parent]
+    return args
+
+
+@functools.cache
+def identity_files(uid: int) -> Path:
+    """A passwd/group pair naming only the sandbox user (the host's are not shown)."""
+    from repogym.sandbox.cache import cache_root
+
+    folder = cache_root() / "identity" / str(uid)
+    if not (folder / "group").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "passwd").write_text(f"sandbox:x:{uid}:{uid}:sandbox:{HOME_DIR}:/bin/sh\n")
+        (folder / "group").write_text(f"sandbox:x:{uid}:\n")
+    return folder
+
+
+def jail_environment(mounts: Mounts) -> dict[str, str]:
+    """The complete environment of a jailed command: nothing from the host."""
+    path = "/usr/local/bin:/usr/bin:/bin"
+    if mounts.venv is not None:
+        path = f"{VENV_DIR}/bin:{path}"
+    return {
+        "PATH": path,
+        "HOME": HOME_DIR,
+        "TMPDIR": TMP_DIR,
+        "TZ": "UTC",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "PIP_NO_INPUT": "1",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "USER": "sandbox",
+        **({"VIRTUAL_ENV": VENV_DIR} if mounts.venv is not None else {}),
+    }
+
+
+def _outer_env() -> dict[str, str]:
+    """The environment of the launcher processes (unshare, setpriv, prlimit), never of the jailed command."""
+    return {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}

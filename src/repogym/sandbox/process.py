@@ -1,0 +1,155 @@
+"""Run a process with a wall-clock limit, capped output, and a kill that takes the whole tree.
+
+Shared by every backend so that timeouts and output caps behave the same
+under `bwrap` and `local`.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+
+from repogym.sandbox.base import ExecResult, ExitReason, Limits
+
+_MARKER = "\n[... repogym: {omitted} bytes of output omitted ...]\n"
+
+
+class _CappedBuffer:
+    """Keeps the first and last halves of a stream of bytes."""
+
+    def __init__(self, keep: int) -> None:
+        self.head_limit = keep // 2
+        self.tail_limit = keep - self.head_limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > self.tail_limit:
+                del self.tail[: len(self.tail) - self.tail_limit]
+
+    def text(self) -> tuple[str, bool]:
+        kept = len(self.head) + len(self.tail)
+        truncated = self.total > kept
+        middle = _MARKER.format(omitted=self.total - kept).encode() if truncated else b""
+        return (bytes(self.head) + middle + bytes(self.tail)).decode("utf-8", errors="replace"), truncated
+
+
+def run_process(
+    argv: Sequence[str],
+    limits: Limits,
+    *,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    preexec_fn: Callable[[], None] | None = None,
+) -> ExecResult:
+    """Run `argv` in its own process group; kill the group on timeout or runaway output."""
+    started = time.monotonic()
+
+    def _child_setup() -> None:
+        os.setsid()
+        # Die with repogym even if it is SIGKILLed (bwrap adds its own --die-with-parent below us).
+        _set_pdeathsig()
+        if preexec_fn is not None:
+            preexec_fn()
+
+    process = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd=cwd,
+        preexec_fn=_child_setup,  # noqa: PLW1509 - needed for setsid and pdeathsig
+        close_fds=True,
+    )
+    buffer = _CappedBuffer(limits.output_bytes)
+    reason = ExitReason.EXITED
+    assert process.stdout is not None
+    stream = process.stdout
+    os.set_blocking(stream.fileno(), False)
+    selector = selectors.DefaultSelector()
+    selector.register(stream, selectors.EVENT_READ)
+    deadline = started + limits.wall_s
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                reason = ExitReason.TIMEOUT
+                break
+            if not selector.select(timeout=min(remaining, 0.5)):
+                if process.poll() is not None and _drained(stream, buffer):
+                    break
+                continue
+            chunk = stream.read(65536)
+            if chunk is None:
+                continue
+            if not chunk:
+                break  # EOF: every writer (including daemons holding the pipe) is gone
+            buffer.add(chunk)
+            if buffer.total > limits.output_kill_bytes:
+                reason = ExitReason.OUTPUT_LIMIT
+                break
+    finally:
+        selector.close()
+        # Always: a daemon left in the group (local backend) must not outlive the command.
+        _kill_group(process)
+        exit_code = process.wait()
+        stream.close()
+    text, truncated = buffer.text()
+    notes: list[str] = []
+    if reason is ExitReason.TIMEOUT:
+        notes.append(f"killed after the wall-clock limit of {limits.wall_s:g}s")
+        text += f"\n[repogym: killed after the wall-clock limit of {limits.wall_s:g}s]\n"
+    elif reason is ExitReason.OUTPUT_LIMIT:
+        notes.append(f"killed after {limits.output_kill_bytes} bytes of output")
+        text += f"\n[repogym: killed after {limits.output_kill_bytes} bytes of output]\n"
+    elif exit_code < 0:
+        reason = ExitReason.SIGNALED
+        notes.append(f"terminated by signal {signal.Signals(-exit_code).name}")
+    return ExecResult(
+        exit_code=None if reason in (ExitReason.TIMEOUT, ExitReason.OUTPUT_LIMIT) else exit_code,
+        output=text,
+        duration_s=time.monotonic() - started,
+        reason=reason,
+        output_truncated=truncated,
+        output_total_bytes=buffer.total,
+        notes=tuple(notes),
+    )
+
+
+def _drained(stream, buffer: _CappedBuffer) -> bool:
+    chunk = stream.read(65536)
+    if chunk:
+        buffer.add(chunk)
+        return False
+    return True
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _set_pdeathsig() -> None:
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except OSError:
+        pass

@@ -1,0 +1,83 @@
+"""Repository sources: from a task's `repo`/`repo_source` to a bare mirror in the cache.
+
+Many checkouts share one mirror's objects; a mirror is created once (local
+clones hardlink objects, so this is cheap) and fetched again only when a
+commit it needs is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+from filelock import FileLock
+
+from repogym.errors import RepoSourceError
+from repogym.sandbox.cache import cache_dir
+from repogym.task import Task
+
+
+def git(*args: str, cwd: Path | None = None, input: bytes | None = None, check: bool = True) -> bytes:
+    """Run git on the host (on repogym's own caches only, never in a candidate's workspace)."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.environ.get("HOME", "/root"),
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "LANG": "C.UTF-8",
+    }
+    result = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, env=env)
+    if check and result.returncode != 0:
+        raise RepoSourceError(f"git {' '.join(args[:3])} failed: {result.stderr.decode(errors='replace').strip()}")
+    return result.stdout
+
+
+def resolve_repo_source(task: Task, repos_dir: str | os.PathLike[str] | None = None) -> str:
+    """Path or URL of the task's git repository.
+
+    Order: `task.repo_source`; then, under `repos_dir`, `owner__name`, `owner/name`, or `name`.
+    """
+    if task.repo_source:
+        return task.repo_source
+    tried: list[str] = []
+    if repos_dir is not None:
+        owner, _, name = task.repo.partition("/")
+        root = Path(repos_dir)
+        for candidate in (root / f"{owner}__{name}", root / owner / name, root / (name or owner), root / task.repo):
+            tried.append(str(candidate))
+            if (candidate / ".git").exists() or (candidate / "HEAD").exists():
+                return str(candidate.resolve())
+    where = f"; looked in {', '.join(tried)}" if tried else "; pass --repos-dir DIR holding owner__name clones"
+    raise RepoSourceError(f"task {task.instance_id}: no repository for {task.repo!r} (repo_source is empty){where}")
+
+
+def mirror(source: str, commits: tuple[str, ...] = ()) -> Path:
+    """A bare mirror of `source` in the cache that contains `commits` (fetched again if one is missing)."""
+    key = hashlib.sha256(os.path.abspath(source).encode() if os.path.exists(source) else source.encode())
+    path = cache_dir("mirrors") / f"{key.hexdigest()[:16]}.git"
+    with FileLock(str(path) + ".lock"):
+        if not (path / "HEAD").exists():
+            tmp = path.with_suffix(".tmp")
+            subprocess.run(["rm", "-rf", str(tmp)], check=False)
+            git("clone", "--mirror", "--quiet", source, str(tmp))
+            os.replace(tmp, path)
+        missing = [c for c in commits if not _has_commit(path, c)]
+        if missing:
+            git("fetch", "--quiet", "--prune", source, "+refs/*:refs/*", cwd=path, check=False)
+            still = [c for c in missing if not _has_commit(path, c)]
+            if still:
+                raise RepoSourceError(f"{source}: commit(s) {', '.join(c[:12] for c in still)} not found in the repository")
+    return path
+
+
+def _has_commit(repo: Path, commit: str) -> bool:
+    result = subprocess.run(
+        ["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=repo, capture_output=True, check=False
+    )
+    return result.returncode == 0
+
+
+def resolve_commit(mirror_path: Path, rev: str) -> str:
+    return git("rev-parse", "--verify", f"{rev}^{{commit}}", cwd=mirror_path).decode().strip()

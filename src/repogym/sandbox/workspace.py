@@ -1,0 +1,215 @@
+"""Pristine checkouts and the throwaway episode layers above them.
+
+A pristine checkout of (repo, commit) is materialised once from a
+content-addressed blob store: every file is a hardlink to its blob, so a
+second commit of a cached repo costs only the files that differ plus a small
+`.git` (an index and an alternates link to the mirror). Checkouts are never
+written to again.
+
+An episode sees the checkout at /testbed through a private writable layer:
+overlayfs (upper/work folders, mounted per command in a private mount
+namespace) when repogym is root, else a full copy (correct, slower). Reset
+throws the layer away.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock
+
+from repogym.sandbox.base import OverlaySpec
+from repogym.sandbox.bwrap import SANDBOX_UID, is_root
+from repogym.sandbox.cache import cache_dir
+from repogym.sandbox.repos import git
+
+#: Where a task's mirror objects are bound in the jail (the checkouts' alternates point here).
+MIRROR_OBJECTS = "/opt/repogym/mirror/objects"
+_MODES = {b"100644": 0o644, b"100755": 0o755}
+
+
+def _owner() -> int | None:
+    """Files the jail must be able to copy-up are owned by the sandbox uid (root only)."""
+    return SANDBOX_UID if is_root() else None
+
+
+def pristine_checkout(mirror_path: Path, commit: str) -> Path:
+    """The read-only checkout of `commit` (materialised on first use)."""
+    key = hashlib.sha256(f"{mirror_path}\0{commit}".encode()).hexdigest()[:20]
+    path = cache_dir("checkouts") / key
+    complete = path.with_name(f"{key}.complete")  # beside, not inside: the jail must not see it
+    if complete.exists():
+        return path
+    with FileLock(str(path) + ".lock"):
+        if complete.exists():
+            return path
+        tmp = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=path.parent))
+        os.chmod(tmp, 0o755)
+        _materialise(mirror_path, commit, tmp)
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+        complete.touch()
+    return path
+
+
+def _materialise(mirror_path: Path, commit: str, dest: Path) -> None:
+    listing = git("ls-tree", "-r", "-z", "--full-tree", commit, cwd=mirror_path)
+    entries = [line.split(b"\t", 1) for line in listing.split(b"\0") if line]
+    store = cache_dir("blobs")
+    wanted: dict[str, int] = {}
+    for meta, _ in entries:
+        mode, kind, sha = meta.split(b" ")
+        if kind == b"blob" and mode in _MODES:
+            wanted[sha.decode()] = _MODES[mode]
+    _fill_blob_store(mirror_path, store, wanted)
+    owner = _owner()
+    for meta, raw_path in entries:
+        mode, kind, sha = meta.split(b" ")
+        rel = os.fsdecode(raw_path)
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if kind != b"blob":
+            continue  # submodules (commit entries) are left empty, as git does without --recursive
+        if mode == b"120000":
+            link = git("cat-file", "blob", sha.decode(), cwd=mirror_path)
+            os.symlink(os.fsdecode(link), target)
+        else:
+            os.link(_blob_path(store, sha.decode(), _MODES[mode]), target)
+    _make_git_dir(mirror_path, commit, dest)
+    if owner is not None:
+        for root, dirs, files in os.walk(dest):
+            for name in (*dirs, *files):
+                os.lchown(os.path.join(root, name), owner, owner)
+        os.chown(dest, owner, owner)
+
+
+def _blob_path(store: Path, sha: str, mode: int) -> Path:
+    return store / sha[:2] / f"{sha[2:]}{'.x' if mode == 0o755 else ''}"
+
+
+def _fill_blob_store(mirror_path: Path, store: Path, wanted: dict[str, int]) -> None:
+    missing = [(sha, mode) for sha, mode in wanted.items() if not _blob_path(store, sha, mode).exists()]
+    if not missing:
+        return
+    owner = _owner()
+    batch = subprocess.Popen(
+        ["git", "cat-file", "--batch"], cwd=mirror_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert batch.stdin is not None and batch.stdout is not None
+    try:
+        for sha, mode in missing:
+            batch.stdin.write(sha.encode() + b"\n")
+            batch.stdin.flush()
+            header = batch.stdout.readline().split()
+            size = int(header[2])
+            data = batch.stdout.read(size)
+            batch.stdout.read(1)  # the newline after each object
+            target = _blob_path(store, sha, mode)
+            target.parent.mkdir(exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.chmod(tmp, mode)
+            if owner is not None:
+                os.chown(tmp, owner, owner)
+            os.replace(tmp, target)
+    finally:
+        batch.stdin.close()
+        batch.wait()
+
+
+def _make_git_dir(mirror_path: Path, commit: str, dest: Path) -> None:
+    """A minimal .git: HEAD detached at `commit`, objects borrowed from the mirror, a fresh index."""
+    git("init", "--quiet", "--template=", str(dest))
+    alternates = dest / ".git" / "objects" / "info"
+    alternates.mkdir(parents=True, exist_ok=True)
+    (alternates / "alternates").write_text(str(mirror_path / "objects") + "\n")
+    (dest / ".git" / "HEAD").write_text(commit + "\n")
+    git("read-tree", commit, cwd=dest)
+    git("update-index", "-q", "--refresh", cwd=dest, check=False)
+    # From here on the checkout is only used in the jail, where the mirror's objects sit at a fixed path.
+    (alternates / "alternates").write_text(MIRROR_OBJECTS + "\n")
+
+
+@dataclass
+class EpisodeLayer:
+    """The writable layer of one episode over a pristine checkout."""
+
+    pristine: Path
+    root: Path
+    """The episode's own folder (layer, tmp, out); removed by close()."""
+
+    @classmethod
+    def create(cls, pristine: Path) -> EpisodeLayer:
+        root = cache_dir("episodes") / f"{int(time.time())}-{uuid.uuid4().hex[:12]}"
+        root.mkdir()
+        layer = cls(pristine, root)
+        layer.reset()
+        return layer
+
+    @property
+    def uses_overlay(self) -> bool:
+        return is_root()
+
+    @property
+    def tmp(self) -> Path:
+        return self.root / "tmp"
+
+    @property
+    def out(self) -> Path:
+        return self.root / "out"
+
+    @property
+    def workspace(self) -> Path:
+        """The folder holding the episode's view of the repo (the overlay's mount point, or the copy)."""
+        return self.root / ("merged" if self.uses_overlay else "copy")
+
+    def overlay(self) -> OverlaySpec | None:
+        if not self.uses_overlay:
+            return None
+        return OverlaySpec(self.pristine, self.root / "upper", self.root / "work", self.root / "merged")
+
+    def reset(self) -> float:
+        """Back to pristine; returns the seconds it took."""
+        started = time.perf_counter()
+        owner = _owner()
+        for name in ("upper", "work", "copy", "tmp", "out"):
+            target = self.root / name
+            if target.exists():
+                _remove_tree(target)
+        if self.uses_overlay:
+            for name in ("upper", "work", "merged"):
+                (self.root / name).mkdir(exist_ok=True)
+        else:
+            shutil.copytree(self.pristine, self.root / "copy", symlinks=True)
+        (self.tmp / "home").mkdir(parents=True)
+        self.out.mkdir()
+        if owner is not None:
+            for path in (self.root / "upper", self.root / "work", self.tmp, self.tmp / "home", self.out):
+                os.chown(path, owner, owner)
+        return time.perf_counter() - started
+
+    def close(self) -> None:
+        _remove_tree(self.root)
+
+
+def _remove_tree(path: Path) -> None:
+    # Jailed code may leave read-only folders behind; make them writable before deleting.
+    def _onerror(func, failed, _exc):  # type: ignore[no-untyped-def]
+        parent = os.path.dirname(failed)
+        os.chmod(parent, 0o700)
+        if os.path.isdir(failed) and not os.path.islink(failed):
+            os.chmod(failed, 0o700)
+        func(failed)
+
+    if path.exists() or path.is_symlink():
+        shutil.rmtree(path, onerror=_onerror)
