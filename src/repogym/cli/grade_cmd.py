@@ -1,0 +1,147 @@
+"""`repogym grade`: grade one patch, or a whole SWE-bench predictions file, in the sandbox."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from repogym.cli.common import console, err_console, print_json
+from repogym.dataset import load_tasks
+from repogym.errors import RepogymError
+from repogym.grading.report import GradeResult, Outcome
+
+
+def register(app: typer.Typer) -> None:
+    app.command("grade")(grade_command)
+
+
+def grade_command(
+    tasks_file: Path = typer.Argument(..., help="Task file (JSONL, JSON or parquet)."),
+    instance: str = typer.Option(None, "--instance", "-i", help="Grade one task: its instance_id."),
+    patch: Path = typer.Option(None, "--patch", help="With --instance: the candidate patch (a unified diff file)."),
+    gold: bool = typer.Option(False, "--gold", help="With --instance: grade the task's own (gold) patch."),
+    empty: bool = typer.Option(False, "--empty", help="With --instance: grade an empty patch."),
+    predictions: Path = typer.Option(None, "--predictions", "-p", help="SWE-bench predictions JSONL to grade."),
+    out: Path = typer.Option(None, "--out", "-o", help="With --predictions: the report JSON (resumable)."),
+    workers: int = typer.Option(1, "--workers", "-j", min=1, help="Parallel gradings (with --predictions)."),
+    repos_dir: Path = typer.Option(None, "--repos-dir", help="Folder of owner__name clones for tasks without repo_source."),
+    sandbox: str = typer.Option("bwrap", "--sandbox", help="bwrap (isolated) or local (NO isolation)."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object (single-instance mode)."),
+) -> None:
+    """Apply a patch and the task's tests in the sandbox; report SWE-bench's FULL / PARTIAL / NO.
+
+    Exit status 0 whenever grading itself worked (resolved or not), 1 when the grader could not
+    grade (environment build failed, infrastructure error), 2 on bad arguments or files.
+
+    Examples:
+      repogym grade tasks.jsonl --instance acme__calc-12 --gold
+      repogym grade tasks.jsonl --instance acme__calc-12 --patch fix.diff --json
+      repogym grade tasks.jsonl --predictions preds.jsonl --out report.json -j 2
+    """
+    tasks = load_tasks(tasks_file)
+    repos = str(repos_dir) if repos_dir else None
+    if predictions is not None:
+        if instance or patch or gold or empty:
+            raise RepogymError("--predictions grades a whole file: drop --instance/--patch/--gold/--empty")
+        if out is None:
+            raise RepogymError("--predictions needs --out REPORT.json (re-running with the same --out resumes)")
+        _grade_file(tasks, predictions, out, workers, sandbox, repos)
+        return
+    if not instance:
+        raise RepogymError("give --instance ID with one of --patch FILE / --gold / --empty, or --predictions FILE")
+    if sum(bool(x) for x in (patch, gold, empty)) != 1:
+        raise RepogymError("give exactly one of --patch FILE, --gold, --empty")
+    from repogym.grading.grade import grade
+
+    task = tasks.get(instance)
+    if gold:
+        text = task.patch
+    elif empty:
+        text = ""
+    else:
+        try:
+            text = patch.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise RepogymError(f"{patch}: no such patch file") from None
+    with err_console.status(f"grading {instance} in the {sandbox} sandbox..."):
+        result = grade(task, text, sandbox=sandbox, repos_dir=repos)
+    if json_out:
+        print_json(result.to_dict())
+    else:
+        _print_result(result)
+    if result.outcome in (Outcome.INFRA_ERROR, Outcome.ENV_BUILD_FAILED):
+        sys.exit(1)
+
+
+def _print_result(result: GradeResult) -> None:
+    colour = "green" if result.resolved else "red"
+    console.print(f"[bold]{result.instance_id}[/]: [{colour}]{result.outcome.value}[/] (status {result.status.value})")
+    if result.detail:
+        console.print(result.detail, markup=False)
+    table = Table(show_header=True)
+    table.add_column("test")
+    table.add_column("kind")
+    table.add_column("status")
+    for kind, statuses in (("FAIL_TO_PASS", result.fail_to_pass), ("PASS_TO_PASS", result.pass_to_pass)):
+        for test, status in statuses.items():
+            shown = status.value if status else "MISSING"
+            style = "green" if status is not None and status.ok else "red"
+            table.add_row(test, kind, f"[{style}]{shown}[/]")
+    console.print(table)
+    if result.ignored_paths:
+        console.print(f"ignored candidate changes: {', '.join(result.ignored_paths)}", markup=False)
+    if result.patch_applied_with and result.patch_applied_with != "git apply":
+        console.print(f"[yellow]patch needed a fuzzier apply:[/] {result.patch_applied_with}")
+    if result.report and result.report.log_path:
+        console.print(f"test log: {result.report.log_path}", markup=False)
+
+
+def _grade_file(tasks, predictions_file: Path, out: Path, workers: int, sandbox: str, repos: str | None) -> None:  # type: ignore[no-untyped-def]
+    from repogym.grading.batch import grade_predictions
+    from repogym.predictions import load_predictions
+
+    predictions = load_predictions(predictions_file)
+    resolved = 0
+    progress = Progress(
+        TextColumn("grading"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        TextColumn("resolved {task.fields[resolved]}"),
+        console=err_console,
+    )
+    with progress:
+        bar = progress.add_task("grade", total=None, rate="", resolved="0")
+
+        def _start(todo: int, done: int) -> None:
+            progress.update(bar, total=todo)
+            if done:
+                err_console.print(f"resuming: {done} already graded in {out}.partial.jsonl")
+
+        def _done(result: GradeResult) -> None:
+            nonlocal resolved
+            resolved += result.resolved
+            elapsed = progress.tasks[0].elapsed or 1e-9
+            completed = progress.tasks[0].completed + 1
+            progress.update(bar, advance=1, resolved=str(resolved), rate=f"{60 * completed / elapsed:.1f}/min")
+
+        report = grade_predictions(
+            tasks, predictions, out, workers=workers, sandbox=sandbox, repos_dir=repos, on_result=_done, on_start=_start
+        )
+    summary = report.to_dict()
+    table = Table(title=f"{predictions_file} -> {out}")
+    table.add_column("")
+    table.add_column("instances", justify="right")
+    for key in ("submitted", "completed", "resolved", "unresolved", "empty_patch", "error"):
+        table.add_row(key.replace("_", " "), str(summary[f"{key}_instances"]))
+    console.print(table)
+    outcomes = ", ".join(f"{k}: {v}" for k, v in sorted(summary["outcomes"].items()))
+    console.print(f"outcomes: {outcomes or '-'}")
+    if report.unknown:
+        console.print(f"[yellow]{len(report.unknown)} prediction(s) name no task in {tasks.origin}[/]")

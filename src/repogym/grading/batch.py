@@ -1,0 +1,120 @@
+"""Grading a SWE-bench predictions file: parallel, resumable, with SWE-bench's report.
+
+Each finished grade is appended (one fsynced line) to `<report>.partial.jsonl`
+as soon as it is known, so a killed run loses nothing already graded and a
+re-run skips it. The final report is written atomically at the end.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repogym.dataset import TaskSet
+from repogym.files import append_jsonl, read_jsonl_records, write_json
+from repogym.grading.grade import grade
+from repogym.grading.report import GradeResult, Outcome
+from repogym.predictions import Prediction
+
+#: Outcomes that mean the grader could not do its job (as opposed to the patch failing).
+ERROR_OUTCOMES = (Outcome.INFRA_ERROR, Outcome.ENV_BUILD_FAILED)
+
+
+@dataclass
+class BatchReport:
+    """SWE-bench's run report fields, plus repogym's per-instance outcomes."""
+
+    submitted: list[str] = field(default_factory=list)
+    results: dict[str, GradeResult] = field(default_factory=dict)
+    empty_patch: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    """Prediction ids with no task in the task file (not graded)."""
+    total_instances: int = 0
+
+    def ids(self, predicate: Callable[[GradeResult], bool]) -> list[str]:
+        return sorted(i for i, r in self.results.items() if predicate(r))
+
+    def to_dict(self) -> dict[str, Any]:
+        resolved = self.ids(lambda r: r.resolved)
+        errors = self.ids(lambda r: r.outcome in ERROR_OUTCOMES)
+        unresolved = self.ids(lambda r: not r.resolved and r.outcome not in ERROR_OUTCOMES)
+        completed = sorted(set(self.results) - set(errors))
+        incomplete = sorted(set(self.submitted) - set(self.results) - set(self.unknown))
+        outcomes: dict[str, int] = {}
+        for result in self.results.values():
+            outcomes[result.outcome.value] = outcomes.get(result.outcome.value, 0) + 1
+        return {
+            "total_instances": self.total_instances,
+            "submitted_instances": len(self.submitted),
+            "completed_instances": len(completed),
+            "resolved_instances": len(resolved),
+            "unresolved_instances": len(unresolved),
+            "empty_patch_instances": len(self.empty_patch),
+            "error_instances": len(errors),
+            "completed_ids": completed,
+            "incomplete_ids": incomplete,
+            "empty_patch_ids": sorted(self.empty_patch),
+            "submitted_ids": sorted(self.submitted),
+            "resolved_ids": resolved,
+            "unresolved_ids": unresolved,
+            "error_ids": errors,
+            "unknown_ids": sorted(self.unknown),
+            "outcomes": outcomes,
+            "instances": {i: self.results[i].to_dict() for i in sorted(self.results)},
+            "schema_version": 2,
+        }
+
+
+def partial_path(report_path: str | Path) -> Path:
+    path = Path(report_path)
+    return path.with_name(path.name + ".partial.jsonl")
+
+
+def grade_predictions(
+    tasks: TaskSet,
+    predictions: Iterable[Prediction],
+    report_path: str | Path,
+    *,
+    workers: int = 1,
+    sandbox: str = "bwrap",
+    repos_dir: str | None = None,
+    on_result: Callable[[GradeResult], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+) -> BatchReport:
+    """Grade every prediction whose instance is in `tasks`; resume from the partial file if present."""
+    predictions = list(predictions)
+    report = BatchReport(submitted=[p.instance_id for p in predictions], total_instances=len(tasks))
+    partial = partial_path(report_path)
+    for row in read_jsonl_records(partial):
+        report.results[row["instance_id"]] = GradeResult.from_dict(row)
+    todo: list[Prediction] = []
+    for prediction in predictions:
+        if prediction.instance_id not in tasks:
+            report.unknown.append(prediction.instance_id)
+            continue
+        if not prediction.model_patch.strip():
+            report.empty_patch.append(prediction.instance_id)
+        if prediction.instance_id not in report.results:
+            todo.append(prediction)
+    if on_start:
+        on_start(len(todo), len(report.results))
+    lock = threading.Lock()
+
+    def _one(prediction: Prediction) -> GradeResult:
+        return grade(tasks.get(prediction.instance_id), prediction.model_patch, sandbox=sandbox, repos_dir=repos_dir)
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = [pool.submit(_one, p) for p in todo]
+        for future in as_completed(futures):
+            result = future.result()
+            with lock:
+                append_jsonl(partial, result.to_dict())
+                report.results[result.instance_id] = result
+            if on_result:
+                on_result(result)
+    write_json(report_path, report.to_dict())
+    return report
