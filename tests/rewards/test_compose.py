@@ -1,0 +1,215 @@
+"""Composing rewards from the seed's config: documented default values, and errors before any episode."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import textwrap
+
+import pytest
+import yaml
+
+from repogym.config import RewardComponentConfig, RewardConfig
+from repogym.errors import ConfigError
+from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, TestStatus
+from repogym.rewards import RewardBreakdown, RewardError, compose
+from repogym.search_replace import unified_diff
+from repogym.task import Task
+
+SEED_CONFIG = textwrap.dedent(
+    """\
+    # the seed's section 9.1, as written
+    algorithm: grpo
+    base_model: Qwen2.5-Coder-32B
+    reward:
+      type: rule_based
+      components:
+        - name: tests_pass
+          weight: 1.0
+          fn: run_pytest
+        - name: compile_pass
+          weight: 0.5
+          fn: type_check
+        - name: minimal_diff
+          weight: 0.1
+          fn: diff_size_penalty
+    env:
+      type: swegym
+      task_set: SWE-bench-verified-train
+    """
+)
+ORIGINAL = {"pkg/geo.py": "def perimeter(w, h):\n    return 2 * w + h\n"}
+GOLD = unified_diff(ORIGINAL, {"pkg/geo.py": "def perimeter(w, h):\n    return 2 * (w + h)\n"})
+TASK = Task("geo-1", "team/geo", "abc", patch=GOLD, FAIL_TO_PASS=["t::f"], PASS_TO_PASS=["t::p"])
+
+
+def graded(resolved: bool, compile_errors: tuple[str, ...] | None = ()) -> GradeResult:
+    f2p = {"t::f": TestStatus.PASSED if resolved else TestStatus.FAILED}
+    outcome = Outcome.RESOLVED if resolved else Outcome.UNRESOLVED
+    status = ResolvedStatus.FULL if resolved else ResolvedStatus.NO
+    return GradeResult(
+        "geo-1", outcome, status, f2p, {"t::p": TestStatus.PASSED}, compile_errors=compile_errors
+    )
+
+
+def facts(**overrides):
+    base = {
+        "grade": graded(True),
+        "task": TASK,
+        "patch": GOLD,
+        "format_errors": 0,
+        "response": None,
+        "code_context": ORIGINAL,
+        "oracle_new_content": None,
+    }
+    return {**base, **overrides}
+
+
+@pytest.fixture(params=["model", "reward_mapping", "run_mapping"])
+def default_reward(request):
+    run = yaml.safe_load(SEED_CONFIG)
+    return compose(
+        {"model": RewardConfig(), "reward_mapping": run["reward"], "run_mapping": run}[request.param]
+    )
+
+
+def test_defaults_are_the_seed_components(default_reward):
+    assert default_reward.names == ["tests_pass", "compile_pass", "minimal_diff"]
+    assert [c.weight for c in default_reward.components] == [1.0, 0.5, 0.1]
+
+
+def test_documented_value_resolved_is_one(default_reward):
+    breakdown = default_reward(**facts())
+    assert breakdown == RewardBreakdown(
+        total=1.0,
+        components={"tests_pass": 1.0, "compile_pass": 0.0, "minimal_diff": 0.0},
+        raw={"tests_pass": 1.0, "compile_pass": 0.0, "minimal_diff": 0.0},
+    )
+
+
+def test_documented_value_empty_submit_is_zero(default_reward):
+    breakdown = default_reward(**facts(grade=graded(False), patch=""))
+    assert breakdown.total == 0.0
+    assert breakdown.components == {"tests_pass": 0.0, "compile_pass": 0.0, "minimal_diff": 0.0}
+
+
+def test_documented_value_compile_break_is_minus_half_plus_tests(default_reward):
+    broken = graded(False, compile_errors=("pkg/geo.py:2: invalid syntax",))
+    assert default_reward(**facts(grade=broken)).total == -0.5
+    sprawling = GOLD + unified_diff({}, {"pkg/extra.py": "x = 1\n"})
+    assert default_reward(**facts(grade=broken, patch=sprawling)).total == pytest.approx(-0.6)
+
+
+def test_abstaining_component_adds_nothing_and_is_recorded_as_none(default_reward):
+    breakdown = default_reward(**facts(grade=graded(True, compile_errors=None)))
+    assert breakdown.total == 1.0
+    assert breakdown.components["compile_pass"] is None and breakdown.raw["compile_pass"] is None
+
+
+def test_breakdown_is_frozen_and_serialisable(default_reward):
+    breakdown = default_reward(**facts())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        breakdown.total = 2.0  # type: ignore[misc]
+    assert json.loads(json.dumps(breakdown.to_dict()))["total"] == 1.0
+
+
+def test_weights_scale_raw_values_and_options_reach_the_function():
+    reward = compose(
+        {
+            "components": [
+                {"name": "tests", "weight": 2.0, "fn": "tests_pass", "kwargs": {"partial": True}},
+                {"name": "sim", "weight": 0.5, "fn": "patch_similarity_diff"},
+                {"name": "fmt", "weight": 0.25, "fn": "format"},
+            ]
+        }
+    )
+    half = GradeResult(
+        "geo-1",
+        Outcome.UNRESOLVED,
+        ResolvedStatus.PARTIAL,
+        {"a": TestStatus.PASSED, "b": TestStatus.FAILED},
+        {"t::p": TestStatus.PASSED},
+    )
+    breakdown = reward(**facts(grade=half, format_errors=3))
+    assert breakdown.raw == {"tests": 0.5, "sim": 1.0, "fmt": -1.0}
+    assert breakdown.components == {"tests": 1.0, "sim": 0.5, "fmt": -0.25}
+    assert breakdown.total == 1.25
+
+
+def test_user_function_by_dotted_path(tmp_path, monkeypatch):
+    (tmp_path / "team_rewards.py").write_text(
+        "def short_patch(*, patch, limit=100, **_):\n    return 1.0 if len(patch) < limit else 0.0\n"
+        "def broken(**_):\n    return float('nan')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    reward = compose(
+        {"components": [{"name": "short", "fn": "team_rewards:short_patch", "kwargs": {"limit": 5}}]}
+    )
+    assert reward(**facts(patch="abc")).total == 1.0
+    assert reward(**facts(patch="abcdef")).total == 0.0
+    nan = compose({"components": [{"name": "bad", "fn": "team_rewards.broken"}]})
+    with pytest.raises(RewardError, match=r"'bad'.*finite"):
+        nan(**facts())
+
+
+@pytest.mark.parametrize(
+    ("components", "message"),
+    [
+        (
+            [{"name": "t", "fn": "run_pytset"}],
+            r"components\.0\.fn: unknown reward function 'run_pytset' \(did you mean 'run_pytest'\?\); known: .*diff_size_penalty",
+        ),
+        (
+            [{"name": "t", "fn": "tests_pass", "wieght": 1}],
+            r"components\.0\.wieght: unknown key; did you mean 'components\.0\.weight'",
+        ),
+        ([{"name": "t", "fn": "tests_pass", "weight": "heavy"}], r"components\.0\.weight"),
+        (
+            [{"name": "t", "fn": "tests_pass", "weight": float("inf")}],
+            r"components\.0\.weight: must be a finite",
+        ),
+        (
+            [{"name": "t", "fn": "tests_pass", "kwargs": {"partal": True}}],
+            r"components\.0\.kwargs\.partal: 'tests_pass' has no option 'partal'; its options: partial",
+        ),
+        (
+            [{"name": "t", "fn": "minimal_diff", "kwargs": {"patch": ""}}],
+            r"components\.0\.kwargs\.patch: 'patch' is passed by the env",
+        ),
+        (
+            [{"name": "t", "fn": "format"}, {"name": "t", "fn": "tests_pass"}],
+            r"components\.1\.name: 't' is used twice",
+        ),
+        (
+            [{"name": "t", "fn": "repogym.rewards.nothing_here"}],
+            r"components\.0\.fn: .*known reward function names: .*tests_pass",
+        ),
+        (
+            [{"name": "t", "fn": "repogym.rewards.components:RUNTIME_KWARGS"}],
+            r"components\.0\.fn: .* is not callable",
+        ),
+        ([], r"components: .*at least 1"),
+    ],
+    ids=[
+        "unknown_fn",
+        "typo_key",
+        "bad_weight",
+        "inf_weight",
+        "typo_option",
+        "runtime_option",
+        "duplicate",
+        "bad_dotted",
+        "not_callable",
+        "empty",
+    ],
+)
+def test_bad_config_fails_at_compose_time_naming_the_key(components, message):
+    with pytest.raises(ConfigError, match=message):
+        compose({"type": "rule_based", "components": components})
+
+
+def test_config_model_is_accepted_as_is():
+    config = RewardConfig(components=[RewardComponentConfig(name="sim", fn="patch_similarity")])
+    reward = compose(config)
+    assert reward(**facts()).components == {"sim": None}  # agent mode: no response, so it abstains
+    assert "sim=1*patch_similarity" in repr(reward)
