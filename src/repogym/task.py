@@ -184,6 +184,12 @@ class Task:
             if not isinstance(value, Mapping):
                 raise DatasetError(f"{where}: field {name!r} must be an object, got {type(value).__name__}")
             kwargs[name] = dict(value)
+        shadowing = sorted(set(kwargs.get("extra", {})) & {*SWEBENCH_FIELDS, *REPOGYM_FIELDS})
+        if shadowing:
+            # SWE-bench export writes `extra` at the top level, where these would overwrite real fields.
+            raise DatasetError(
+                f"{where}: field 'extra' has key(s) {shadowing} that are Task fields; rename them"
+            )
         unknown = {k: v for k, v in data.items() if k not in SWEBENCH_FIELDS and k not in REPOGYM_FIELDS}
         if unknown:
             kwargs["extra"] = {**kwargs.get("extra", {}), **unknown}
