@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from repogym.errors import DatasetError, UnknownNameError
 from repogym.files import atomic_writer
-from repogym.task import Task
+from repogym.task import REPOGYM_FIELDS, SWEBENCH_FIELDS, Task
 
 if TYPE_CHECKING:
     import datasets
@@ -43,6 +43,7 @@ _PARQUET_MAGIC = b"PAR1"
 # Columns whose values are free-form objects: parquet needs one schema for all
 # rows, so they are stored as JSON text there (and only there).
 _JSON_TEXT_COLUMNS = ("metadata", "extra")
+_KNOWN_COLUMNS = frozenset((*SWEBENCH_FIELDS, *REPOGYM_FIELDS))
 
 
 def detect_format(path: str | os.PathLike[str]) -> Format:
@@ -55,6 +56,8 @@ def detect_format(path: str | os.PathLike[str]) -> Format:
         raise DatasetError(f"{file}: no such file") from None
     except IsADirectoryError:
         raise DatasetError(f"{file}: is a directory, expected a task file") from None
+    except OSError as exc:
+        raise DatasetError(f"{file}: cannot read: {exc.strerror or exc}") from None
     if head.startswith(_PARQUET_MAGIC):
         return Format.PARQUET
     stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
@@ -75,28 +78,52 @@ def iter_task_rows(path: str | os.PathLike[str]) -> Iterator[tuple[str, dict[str
     file = Path(path)
     fmt = detect_format(file)
     if fmt is Format.JSONL:
-        with open(file, encoding="utf-8-sig") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                where = f"{file}:{number}"
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DatasetError(f"{where}: malformed JSON: {exc.msg} at column {exc.colno}") from None
-                yield where, row
+        yield from _iter_jsonl_rows(file)
     elif fmt is Format.JSON:
-        with open(file, encoding="utf-8-sig") as handle:
-            try:
+        try:
+            with open(file, encoding="utf-8-sig") as handle:
                 rows = json.load(handle)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{file}:{exc.lineno}: malformed JSON: {exc.msg} at column {exc.colno}") from None
+        except json.JSONDecodeError as exc:
+            raise DatasetError(
+                f"{file}:{exc.lineno}: malformed JSON: {exc.msg} at column {exc.colno}"
+            ) from None
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"{file}: not UTF-8 text (byte {exc.start}): {exc.reason}") from None
         if not isinstance(rows, list):
             raise DatasetError(f"{file}: expected a JSON array of tasks, got {type(rows).__name__}")
         for index, row in enumerate(rows):
             yield f"{file}: item {index}", row
     else:
         yield from _iter_parquet_rows(file)
+
+
+def _iter_jsonl_rows(file: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    number = 0
+    with open(file, encoding="utf-8-sig") as handle:
+        lines = iter(handle)
+        while True:
+            try:
+                line = next(lines)
+            except StopIteration:
+                return
+            except UnicodeDecodeError as exc:
+                raise DatasetError(f"{file}:{number + 1}: not UTF-8 text: {exc.reason}") from None
+            number += 1
+            if not line.strip():
+                continue
+            where = f"{file}:{number}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                hint = ""
+                if line.strip() == "{":
+                    hint = (
+                        " (one object spread over several lines? write one object per line, or a JSON array)"
+                    )
+                raise DatasetError(
+                    f"{where}: malformed JSON: {exc.msg} at column {exc.colno}{hint}"
+                ) from None
+            yield where, row
 
 
 def iter_tasks(path: str | os.PathLike[str]) -> Iterator[Task]:
@@ -111,15 +138,21 @@ class TaskSet(Sequence[Task]):
     def __init__(self, tasks: Iterable[Task], origin: str = "tasks") -> None:
         self._tasks: list[Task] = []
         self._by_id: dict[str, Task] = {}
+        self._where: dict[str, str] = {}
         self.origin = origin
-        for task in tasks:
-            self.add(task)
+        for index, task in enumerate(tasks):
+            self.add(task, f"{origin}: item {index}")
 
     def add(self, task: Task, where: str | None = None) -> None:
+        """Append a task; a duplicate id is an error naming both places it came from."""
+        where = where or f"{self.origin}: item {len(self._tasks)}"
         if task.instance_id in self._by_id:
-            raise DatasetError(f"{where or self.origin}: duplicate instance_id {task.instance_id!r}")
+            raise DatasetError(
+                f"{where}: duplicate instance_id {task.instance_id!r} (first at {self._where[task.instance_id]})"
+            )
         self._tasks.append(task)
         self._by_id[task.instance_id] = task
+        self._where[task.instance_id] = where
 
     def get(self, instance_id: str) -> Task:
         """The task with this id; an unknown id lists the closest known ones."""
@@ -157,15 +190,8 @@ class TaskSet(Sequence[Task]):
 def load_tasks(path: str | os.PathLike[str]) -> TaskSet:
     """Load a task file (JSONL, JSON array or parquet, detected from content); ids must be unique."""
     task_set = TaskSet((), origin=str(path))
-    first_seen: dict[str, str] = {}
     for where, row in iter_task_rows(path):
-        task = Task.from_dict(row, where)
-        if task.instance_id in first_seen:
-            raise DatasetError(
-                f"{where}: duplicate instance_id {task.instance_id!r} (first at {first_seen[task.instance_id]})"
-            )
-        first_seen[task.instance_id] = where
-        task_set.add(task, where)
+        task_set.add(Task.from_dict(row, where), where)
     return task_set
 
 
@@ -184,7 +210,9 @@ def format_for_path(path: str | os.PathLike[str]) -> Format:
     try:
         return {".jsonl": Format.JSONL, ".json": Format.JSON, ".parquet": Format.PARQUET}[suffix]
     except KeyError:
-        raise DatasetError(f"{path}: unknown output suffix {suffix!r}; use .jsonl, .json or .parquet") from None
+        raise DatasetError(
+            f"{path}: unknown output suffix {suffix!r}; use .jsonl, .json or .parquet"
+        ) from None
 
 
 def save_tasks(
@@ -193,25 +221,59 @@ def save_tasks(
     fmt: Format | str | None = None,
     style: Style | str = Style.REPOGYM,
 ) -> int:
-    """Write tasks atomically; the format comes from `fmt` or the suffix. Returns the number written."""
-    fmt = Format(fmt) if fmt else format_for_path(path)
-    style = Style(style)
-    rows = [task.to_swebench() if style is Style.SWEBENCH else task.to_dict() for task in tasks]
-    if fmt is Format.JSONL:
-        with atomic_writer(path) as handle:
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    elif fmt is Format.JSON:
-        with atomic_writer(path) as handle:
-            json.dump(rows, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-    else:
-        import pyarrow.parquet as pq
+    """Write tasks atomically; the format comes from `fmt` or the suffix. Returns the number written.
 
-        table = _rows_to_arrow(rows, style)
-        with atomic_writer(path, "wb") as handle:
-            pq.write_table(table, handle)
+    Rows are built and checked before anything is written: a task that cannot be
+    serialised leaves an existing file at `path` untouched and no temporary file behind.
+    """
+    fmt = _choice(Format, fmt, "format", path) if fmt else format_for_path(path)
+    style = _choice(Style, style, "style", path)
+    rows = [task.to_swebench() if style is Style.SWEBENCH else task.to_dict() for task in tasks]
+    try:
+        if fmt is Format.PARQUET:
+            table = _rows_to_arrow(rows, style, path)
+            import pyarrow.parquet as pq
+
+            with atomic_writer(path, "wb") as handle:
+                pq.write_table(table, handle)
+        else:
+            text = _rows_to_json_text(rows, fmt, path)
+            with atomic_writer(path) as handle:
+                handle.write(text)
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot write: {exc.strerror or exc}") from None
     return len(rows)
+
+
+def _choice(kind: type[enum.StrEnum], value: Any, name: str, path: Any) -> Any:
+    try:
+        return kind(value)
+    except ValueError:
+        allowed = ", ".join(member.value for member in kind)
+        raise DatasetError(f"{path}: unknown {name} {value!r}; allowed: {allowed}") from None
+
+
+def _rows_to_json_text(rows: list[dict[str, Any]], fmt: Format, path: Any) -> str:
+    # Strict JSON (no NaN/Infinity): other tools (jq, datasets, SWE-bench) must read what we write.
+    try:
+        if fmt is Format.JSONL:
+            return "".join(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in rows)
+        return json.dumps(rows, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    except (TypeError, ValueError):
+        _raise_unserialisable(rows, path)
+        raise
+
+
+def _raise_unserialisable(rows: list[dict[str, Any]], path: Any) -> None:
+    """Name the task and field that JSON cannot hold."""
+    for index, row in enumerate(rows):
+        for name, value in row.items():
+            try:
+                json.dumps(value, allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                raise DatasetError(
+                    f"{path}: task {index} ({row.get('instance_id')!r}): field {name!r} is not JSON-serialisable: {exc}"
+                ) from None
 
 
 # -- parquet and datasets ---------------------------------------------------------------------
@@ -221,7 +283,8 @@ def _flatten_for_columns(row: dict[str, Any]) -> dict[str, Any]:
     flat = dict(row)
     for name in _JSON_TEXT_COLUMNS:
         if name in flat:
-            flat[name] = json.dumps(flat[name], ensure_ascii=False, sort_keys=True)
+            # Key order is kept: SWE-bench export writes `extra` fields back in their input order.
+            flat[name] = json.dumps(flat[name], ensure_ascii=False, allow_nan=False)
     return flat
 
 
@@ -233,17 +296,29 @@ def _unflatten_from_columns(row: dict[str, Any], where: str) -> dict[str, Any]:
             try:
                 restored[name] = json.loads(value) if value else {}
             except json.JSONDecodeError:
-                raise DatasetError(f"{where}: column {name!r} must hold JSON text, got {value[:60]!r}") from None
+                raise DatasetError(
+                    f"{where}: column {name!r} must hold JSON text, got {value[:60]!r}"
+                ) from None
     return restored
 
 
-def _rows_to_arrow(rows: list[dict[str, Any]], style: Style) -> pyarrow.Table:
+def _rows_to_arrow(rows: list[dict[str, Any]], style: Style, path: Any = "parquet") -> pyarrow.Table:
     import pyarrow as pa
 
-    flat = [_flatten_for_columns(row) if style is Style.REPOGYM else row for row in rows]
-    if style is Style.REPOGYM:
-        return pa.Table.from_pylist(flat, schema=_repogym_schema())
-    return pa.Table.from_pylist(flat)
+    try:
+        if style is Style.REPOGYM:
+            flat = [_flatten_for_columns(row) for row in rows]
+            return pa.Table.from_pylist(flat, schema=_repogym_schema())
+        if not rows:  # an empty file still needs SWE-bench's columns to be read back
+            return pa.Table.from_pylist(
+                [], schema=pa.schema([(name, pa.string()) for name in SWEBENCH_FIELDS])
+            )
+        # Not from_pylist: it takes the columns of the first row only, dropping other rows' extra fields.
+        columns = dict.fromkeys(key for row in rows for key in row)
+        return pa.table({name: [row.get(name) for row in rows] for name in columns})
+    except (TypeError, ValueError, pa.ArrowException) as exc:
+        _raise_unserialisable(rows, path)
+        raise DatasetError(f"{path}: cannot write parquet: {exc}") from None
 
 
 def _repogym_schema() -> pyarrow.Schema:
@@ -297,11 +372,24 @@ def _iter_parquet_rows(file: Path) -> Iterator[tuple[str, dict[str, Any]]]:
             f"{file}: parquet schema has no column(s) {missing}; columns present: {sorted(columns)}"
         )
     row_number = 0
-    for batch in parquet.iter_batches(batch_size=256):
+    batches = parquet.iter_batches(batch_size=256)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except Exception as exc:  # a damaged row group: say where reading stopped
+            raise DatasetError(f"{file}: row {row_number}: cannot read parquet data: {exc}") from None
         for row in batch.to_pylist():
             where = f"{file}: row {row_number}"
             row_number += 1
-            yield where, _unflatten_from_columns(row, where)
+            yield where, _unflatten_from_columns(_drop_absent_extras(row), where)
+
+
+def _drop_absent_extras(row: dict[str, Any]) -> dict[str, Any]:
+    # A parquet column exists in every row: null in a column repogym does not know means
+    # "this row had no such field", which must not come back as an extra field set to None.
+    return {key: value for key, value in row.items() if value is not None or key in _KNOWN_COLUMNS}
 
 
 def tasks_to_dataset(tasks: Iterable[Task]) -> datasets.Dataset:
@@ -318,5 +406,6 @@ def tasks_from_dataset(dataset: datasets.Dataset, origin: str = "dataset") -> Ta
     task_set = TaskSet((), origin=origin)
     for index, row in enumerate(dataset):
         where = f"{origin}: row {index}"
-        task_set.add(Task.from_dict(_unflatten_from_columns(dict(row), where), where), where)
+        restored = _unflatten_from_columns(_drop_absent_extras(dict(row)), where)
+        task_set.add(Task.from_dict(restored, where), where)
     return task_set

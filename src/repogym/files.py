@@ -11,9 +11,29 @@ import contextlib
 import json
 import os
 import tempfile
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
+
+
+def _umask() -> int:
+    # Read without changing it where Linux allows (os.umask alone is a set-and-restore race).
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+def _final_mode(target: Path) -> int:
+    """Mode for the renamed file: the old file's, else what open() would have given."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_umask()
 
 
 @contextlib.contextmanager
@@ -25,6 +45,8 @@ def atomic_writer(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[
     try:
         encoding = None if "b" in mode else "utf-8"
         with os.fdopen(fd, mode, encoding=encoding) as handle:
+            # mkstemp makes 0600 files; a task file others cannot read would surprise whoever shares it.
+            os.fchmod(handle.fileno(), _final_mode(target))
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
@@ -51,25 +73,44 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[dict[str, Any]]) ->
 
 
 def append_jsonl(path: str | os.PathLike[str], row: dict[str, Any]) -> None:
-    """Append one record as one line, durably; a crash leaves at most a torn last line, which readers skip."""
+    """Append one record as one line, durably; a crash leaves at most a torn line, which readers skip."""
     line = (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, line)
+        if _ends_torn(fd):
+            # Close the torn record left by a crash, or this record would be glued onto it.
+            line = b"\n" + line
+        view = memoryview(line)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
         os.fsync(fd)
     finally:
         os.close(fd)
 
 
+def _ends_torn(fd: int) -> bool:
+    size = os.fstat(fd).st_size
+    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+
 def read_jsonl_records(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """Records of an append-only store, skipping a torn final line left by a crash."""
+    """Records of an append-only store, skipping (with a warning) torn lines left by a crash."""
     try:
-        handle = open(path, encoding="utf-8")
+        handle = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - a missing store is empty
     except FileNotFoundError:
         return
     with handle:
-        for line in handle:
+        for number, line in enumerate(handle, start=1):
             if not line.endswith("\n"):
-                return  # torn write: the record was never completed
-            if line.strip():
-                yield json.loads(line)
+                return  # the last record is torn, or still being written
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                record = None
+            if not isinstance(record, dict):
+                warnings.warn(f"{path}:{number}: skipped a torn or malformed record", stacklevel=2)
+                continue
+            yield record
