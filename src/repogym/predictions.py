@@ -37,7 +37,8 @@ class Prediction:
         instance_id = row.get("instance_id")
         if not isinstance(instance_id, str) or not instance_id:
             raise DatasetError(f"{where}: missing or empty field 'instance_id'")
-        model = row.get("model_name_or_path", "")
+        # SWE-bench writes null for "no patch"; some tools also leave the model name null.
+        model = row.get("model_name_or_path") or ""
         patch = row.get("model_patch")
         if patch is None:
             patch = ""
@@ -55,11 +56,17 @@ def load_predictions(path: str | os.PathLike[str]) -> list[Prediction]:
         text = file.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise DatasetError(f"{file}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{file}: not UTF-8 text (byte {exc.start}): {exc.reason}") from None
+    except OSError as exc:
+        raise DatasetError(f"{file}: cannot read: {exc.strerror or exc}") from None
     stripped = text.lstrip()
     if not stripped:
         raise DatasetError(f"{file}: the file is empty")
     rows: list[tuple[str, Any]] = []
-    if stripped[0] == "[" or (stripped[0] == "{" and "\n{" not in stripped.strip() and _is_keyed_object(stripped)):
+    if stripped[0] == "[" or (
+        stripped[0] == "{" and "\n{" not in stripped.strip() and _is_keyed_object(stripped)
+    ):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -69,13 +76,17 @@ def load_predictions(path: str | os.PathLike[str]) -> list[Prediction]:
         else:
             rows = [(f"{file}: key {key!r}", {"instance_id": key, **row}) for key, row in data.items()]
     else:
-        for number, line in enumerate(text.splitlines(), start=1):
+        # split("\n"), not splitlines(): JSON text may hold U+2028, U+0085 or \x1c raw, which
+        # splitlines() would break a record at (json.dumps with ensure_ascii=False keeps them).
+        for number, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             try:
                 rows.append((f"{file}:{number}", json.loads(line)))
             except json.JSONDecodeError as exc:
-                raise DatasetError(f"{file}:{number}: malformed JSON: {exc.msg} at column {exc.colno}") from None
+                raise DatasetError(
+                    f"{file}:{number}: malformed JSON: {exc.msg} at column {exc.colno}"
+                ) from None
     predictions: list[Prediction] = []
     seen: dict[str, str] = {}
     for where, row in rows:
@@ -94,13 +105,19 @@ def _is_keyed_object(text: str) -> bool:
         data = json.loads(text)
     except json.JSONDecodeError:
         return False
-    return isinstance(data, dict) and "instance_id" not in data and all(isinstance(v, dict) for v in data.values())
+    return (
+        isinstance(data, dict)
+        and "instance_id" not in data
+        and all(isinstance(v, dict) for v in data.values())
+    )
 
 
 def save_predictions(predictions: Iterable[Prediction], path: str | os.PathLike[str]) -> int:
-    count = 0
-    with atomic_writer(path) as handle:
-        for prediction in predictions:
-            handle.write(json.dumps(prediction.to_dict(), ensure_ascii=False) + "\n")
-            count += 1
-    return count
+    """Write SWE-bench's predictions JSONL atomically; returns the number written."""
+    lines = [json.dumps(prediction.to_dict(), ensure_ascii=False) + "\n" for prediction in predictions]
+    try:
+        with atomic_writer(path) as handle:
+            handle.writelines(lines)
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    return len(lines)
