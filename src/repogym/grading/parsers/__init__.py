@@ -1,0 +1,109 @@
+"""Test log parsers: one signature that turns a test run in the sandbox into a TestReport.
+
+A LogParser knows two things about one test framework: the shell command that runs some tests and leaves a
+structured report behind (`command`), and how to read what that run produced (`parse`). The sandbox runs the
+command and fills a `TestRun`; the grader hands it back to the same parser.
+
+Built-in parsers (names in `log_parsers`):
+
+- ``pytest``: results from the `repogym_report` plugin's JSON-lines report, cross-checked with the exit code.
+- ``unittest``: results from the `repogym_unittest` runner's JSON-lines report, cross-checked likewise.
+- ``django``: Django's ``tests/runtests.py`` verbose log, read with SWE-bench's parse_log_django semantics.
+- ``sympy``: sympy's ``bin/test`` verbose log, read with SWE-bench's parse_log_sympy semantics.
+
+Every parser fails closed: a run that was killed, timed out, or whose report disagrees with its exit code gives
+``TestReport(collected=False, note=...)`` with no results, so a broken run never looks like a pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from repogym.errors import UnknownNameError
+from repogym.grading.parsers.common import REPORT_ENV, SANDBOX_PLUGIN_DIR
+from repogym.grading.report import TestReport
+from repogym.registry import Registry
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """What running tests in the sandbox produced (the sandbox fills it)."""
+
+    __test__ = False  # not a pytest test class
+
+    log: str
+    """Combined stdout+stderr (may be capped, with a truncation marker)."""
+    report_text: str | None
+    """Contents of the structured report file, None if the run wrote none."""
+    exit_code: int | None
+    """The command's exit status; None if it was killed."""
+    timed_out: bool = False
+    log_path: str = ""
+    duration_s: float = 0.0
+
+
+@runtime_checkable
+class LogParser(Protocol):
+    """How one test framework is run and read."""
+
+    name: str
+    plugin_dir: Path | None
+    """A host folder the sandbox binds read-only at /opt/repogym/plugins (None if not needed)."""
+
+    def command(self, test_cmd: str, test_ids: Sequence[str], report_file: str) -> str:
+        """The shell command (run with `sh -c` in the repo root inside the sandbox, with the task's Python env
+        first on PATH) that runs `test_ids` (all tests when empty) and writes the structured report to
+        `report_file` (an absolute path in the sandbox, outside the repo). `test_cmd` is the task's
+        env.test_cmd, '' meaning the parser's default."""
+        ...
+
+    def parse(self, run: TestRun) -> TestReport:
+        """The per-test statuses of `run`, or an untrusted (collected=False, no results) report saying why."""
+        ...
+
+
+log_parsers: Registry[LogParser] = Registry("log parser")
+
+
+def get_parser(name: str) -> LogParser:
+    """The parser registered as `name`, or the one a dotted path names (a class is instantiated).
+
+    >>> get_parser("pytest").name
+    'pytest'
+    >>> get_parser("repogym.grading.parsers.sympy:SympyParser").name
+    'sympy'
+    """
+    found = log_parsers.get(name)
+    parser = found() if isinstance(found, type) else found
+    if not isinstance(parser, LogParser):
+        raise UnknownNameError(
+            f"log parser {name!r} resolves to {type(parser).__name__}, which lacks name, plugin_dir, "
+            "command() and parse(); see repogym.grading.parsers.LogParser"
+        )
+    return parser
+
+
+# Registered here rather than in each module, so a parser module never imports this package half-built.
+from repogym.grading.parsers.django import DjangoParser  # noqa: E402
+from repogym.grading.parsers.pytest import PytestParser  # noqa: E402
+from repogym.grading.parsers.sympy import SympyParser  # noqa: E402
+from repogym.grading.parsers.unittest import UnittestParser  # noqa: E402
+
+for _parser in (PytestParser(), UnittestParser(), DjangoParser(), SympyParser()):
+    log_parsers.add(_parser.name, _parser)
+
+__all__ = [
+    "REPORT_ENV",
+    "SANDBOX_PLUGIN_DIR",
+    "DjangoParser",
+    "LogParser",
+    "PytestParser",
+    "SympyParser",
+    "TestRun",
+    "UnittestParser",
+    "get_parser",
+    "log_parsers",
+]

@@ -1,0 +1,162 @@
+"""pytest: per-test statuses from the repogym_report plugin's JSON-lines report, never from printed lines.
+
+Mapping (per test id, a pytest nodeid such as ``tests/test_x.py::TestC::test_y[1-2]``, as SWE-bench uses):
+setup failed -> ERROR; call failed -> FAILED (a strict xpass fails its call); teardown failed -> ERROR;
+call passed -> PASSED (a non-strict xpass too); skipped -> SKIPPED, or XFAIL when pytest marked it xfail;
+a file that fails to collect -> ERROR under the file's id.
+
+Guarantees:
+
+- Statuses come only from the report file the plugin writes; nothing printed on stdout or stderr (fake
+  ``PASSED tests/t.py::test_x`` lines, a forged short summary) can change them.
+- Fail closed: a run that timed out or was killed, that died or left through os._exit before pytest's
+  sessionfinish (no closing record), whose report is malformed, or whose exit code disagrees with its report
+  (exit 0 with failures recorded; a recorded exit status other than the process's, as when an atexit handler
+  or a hook rewrites it) gives ``collected=False`` and no results. So do exit codes 2 (interrupted, except by
+  collection errors), 3 (internal error) and 4 (usage error).
+- Exit code 5 (no tests collected) gives ``collected=False``, and so does a run stopped by collection errors.
+- No stale report: the command deletes the report file first and the plugin refuses to write into a file
+  that already exists.
+
+Not guaranteed:
+
+- Code under test runs in the same process as the plugin. A patch written to subvert the grader can
+  monkeypatch pytest, write a forged report and os._exit with a matching status, or shadow the plugin with a
+  ``repogym_report.py`` of its own at the repository root (with ``python -m pytest`` the working directory
+  comes before PYTHONPATH on sys.path). Deliberate in-process forgery is stopped by the grader's other rules
+  (test files come from the test patch; candidate changes to conftest.py and test configuration are
+  discarded; so should be a candidate's ``repogym_report.py``), not by this parser.
+- The repository's own test configuration applies. The command does not add ``-o addopts=""``: real
+  repositories need their addopts (``--import-mode``, ``-p pytester``, doctest options) to collect the ids
+  SWE-bench uses. A hostile configuration can deselect tests or block the plugin (``-p no:repogym_report``),
+  which shows as missing tests or a missing report, never as passes; turning a failure into a pass takes a
+  hook in conftest.py, which the grader discards.
+- pytest exits 4 without running anything when one of the given ids does not exist; graders pass test files
+  or ids known to exist.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from repogym.grading.parsers.common import (
+    REPORT_ENV,
+    SANDBOX_PLUGIN_DIR,
+    export_plugin_path,
+    interrupted,
+    jsonl_problem,
+    judge_exit,
+    read_jsonl,
+    shell_join,
+    trusted,
+    untrusted,
+    with_args,
+)
+from repogym.grading.report import TestReport, TestStatus
+
+if TYPE_CHECKING:
+    from repogym.grading.parsers import TestRun
+
+PLUGIN_DIR = Path(__file__).resolve().parent.parent / "pytest_plugin"
+DEFAULT_TEST_CMD = "python -m pytest -rA -p no:cacheprovider"
+
+_EXIT_MEANINGS = {
+    2: "pytest was interrupted",
+    3: "pytest hit an internal error",
+    4: "pytest rejected its command line (an unknown option, or a test id that does not exist)",
+}
+
+
+@dataclass(frozen=True)
+class PytestParser:
+    """Runs pytest with the repogym_report plugin and reads its report."""
+
+    name: str = field(default="pytest", init=False)
+    plugin_dir: Path | None = PLUGIN_DIR
+    plugin_mount: str = SANDBOX_PLUGIN_DIR
+    """Where `plugin_dir` is seen by the command (the host folder itself for a sandbox without bind mounts)."""
+
+    def command(self, test_cmd: str, test_ids: Sequence[str], report_file: str) -> str:
+        report = shlex.quote(report_file)
+        run = with_args(test_cmd or DEFAULT_TEST_CMD, "-p repogym_report " + shell_join(test_ids))
+        return f"rm -f {report}; {export_plugin_path(self.plugin_mount)}; export {REPORT_ENV}={report}; {run}"
+
+    def parse(self, run: TestRun) -> TestReport:
+        if run.report_text is None:
+            why = interrupted(run) or (
+                f"no structured report (exit code {run.exit_code}): pytest did not start "
+                "or the repogym_report plugin was not loaded"
+            )
+            return untrusted(run, why)
+        report = read_jsonl(run.report_text)
+        phases = _phases_by_test(report.records)
+        collect_errors = [
+            _normal_id(r.get("nodeid", "")) for r in report.records if r["event"] == "collect_error"
+        ]
+        statuses = {test_id: status for test_id, p in phases.items() if (status := _status(p)) is not None}
+        statuses.update(dict.fromkeys(collect_errors, TestStatus.ERROR))
+        why = jsonl_problem(run, report, "pytest")
+        if why:
+            return untrusted(run, why, len(statuses))
+        if run.exit_code == 2 and collect_errors and not phases:
+            # pytest stops before running anything when a file fails to collect: the errors are the result.
+            note = f"collection failed in {', '.join(collect_errors)}; no test ran"
+            return trusted(run, statuses, collected=False, note=note)
+        return judge_exit(
+            run,
+            statuses,
+            _durations(phases),
+            ran_tests=bool(phases),
+            exit_meanings=_EXIT_MEANINGS,
+            tool="pytest",
+        )
+
+
+def _normal_id(nodeid: str) -> str:
+    """pytest < 4 wrote class instances into nodeids (``t.py::TestC::()::test_y``); SWE-bench ids do not.
+
+    >>> _normal_id("t.py::TestC::()::test_y[a::()]")
+    't.py::TestC::test_y[a::()]'
+    """
+    head, bracket, params = nodeid.partition("[")
+    return head.replace("::()", "") + bracket + params
+
+
+def _phases_by_test(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Mapping[str, Any]]]:
+    """nodeid -> {when: record}; a later record of the same phase wins, 'rerun' records are skipped."""
+    phases: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for record in records:
+        if record["event"] != "test" or record.get("outcome") not in ("passed", "failed", "skipped"):
+            continue
+        phases.setdefault(_normal_id(str(record.get("nodeid", ""))), {})[str(record.get("when"))] = record
+    return phases
+
+
+def _status(phases: Mapping[str, Mapping[str, Any]]) -> TestStatus | None:
+    """One test's status from its phases; None when it never reached a verdict."""
+    setup, call, teardown = (phases.get(when) for when in ("setup", "call", "teardown"))
+    if setup is not None and setup["outcome"] == "failed":
+        return TestStatus.ERROR
+    if call is not None and call["outcome"] == "failed":
+        return TestStatus.FAILED
+    if teardown is not None and teardown["outcome"] == "failed":
+        return TestStatus.ERROR
+    decisive = call if call is not None else setup  # a skip during setup has no call phase
+    if decisive is None:
+        return None
+    if decisive["outcome"] == "skipped":
+        return TestStatus.XFAIL if decisive.get("wasxfail") is True else TestStatus.SKIPPED
+    if decisive is call:  # passed, a non-strict xpass included
+        return TestStatus.PASSED
+    return None  # setup passed but the call never reported
+
+
+def _durations(phases: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, float]:
+    return {
+        test_id: sum(float(record.get("duration") or 0.0) for record in by_when.values())
+        for test_id, by_when in phases.items()
+    }

@@ -1,0 +1,349 @@
+"""The pytest parser on reports written by real pytest runs of small test files (trusted files written here,
+so they run without the sandbox). Hostile runs are named after the attack they stand for."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from repogym.grading.parsers import REPORT_ENV, PytestParser, TestRun, get_parser
+from repogym.grading.parsers.pytest import PLUGIN_DIR
+from repogym.grading.report import TestStatus
+
+PARSER = PytestParser(plugin_mount=str(PLUGIN_DIR))  # no sandbox here: the plugin is used where it lies
+P, F, E, S, X = TestStatus.PASSED, TestStatus.FAILED, TestStatus.ERROR, TestStatus.SKIPPED, TestStatus.XFAIL
+
+
+def make_repo(root: Path, files: dict[str, str]) -> Path:
+    repo = root / "repo"
+    repo.mkdir()
+    (repo / "pytest.ini").write_text("[pytest]\n")  # pins rootdir: the project's own config stays out
+    for name, text in files.items():
+        (repo / name).write_text(textwrap.dedent(text))
+    return repo
+
+
+def runner_env() -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("PYTEST_") and k not in ("PYTHONPATH", REPORT_ENV)
+    }
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    # This venv's third-party plugins (hypothesis costs 2 s a start) play no part in these tests.
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    return env
+
+
+def run_pytest(repo: Path, test_ids: tuple[str, ...] = (), test_cmd: str = "") -> TestRun:
+    """Run the parser's command as the sandbox would (sh -c in the repo root, the venv's python first on PATH)."""
+    report_file = repo.parent / "report.jsonl"
+    command = PARSER.command(test_cmd, test_ids, str(report_file))
+    started = time.monotonic()
+    proc = subprocess.run(
+        ["sh", "-c", command],
+        cwd=repo,
+        env=runner_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=60,
+    )
+    return TestRun(
+        log=proc.stdout,
+        report_text=report_file.read_text() if report_file.exists() else None,
+        exit_code=proc.returncode,
+        duration_s=time.monotonic() - started,
+    )
+
+
+MIXED = """
+import sys, time
+import pytest
+
+def test_pass():
+    time.sleep(0.05)
+
+def test_fail():
+    print("PASSED test_mixed.py::test_fail")
+    print("test_mixed.py::test_fail PASSED")
+    sys.stderr.write("PASSED test_mixed.py::test_fail\\n")
+    assert 0
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("setup")
+
+def test_setup_error(broken):
+    pass
+
+@pytest.fixture
+def broken_teardown():
+    yield
+    raise RuntimeError("teardown")
+
+def test_teardown_error(broken_teardown):
+    pass
+
+@pytest.mark.skip(reason="marked")
+def test_skip_marked():
+    pass
+
+def test_skip_inside():
+    pytest.skip("inside")
+
+@pytest.mark.xfail(reason="known")
+def test_xfail():
+    assert 0
+
+@pytest.mark.xfail(reason="known")
+def test_xpass():
+    pass
+
+@pytest.mark.xfail(reason="known", strict=True)
+def test_xpass_strict():
+    pass
+
+@pytest.mark.parametrize("value", ["x y", "1-2", "[b]"])
+def test_param(value):
+    assert value != "[b]"
+
+class TestC:
+    @pytest.mark.parametrize("a,b", [(1, 2)])
+    def test_y(self, a, b):
+        assert a < b
+"""
+
+MIXED_EXPECTED = {
+    "test_mixed.py::test_pass": P,
+    "test_mixed.py::test_fail": F,
+    "test_mixed.py::test_setup_error": E,
+    "test_mixed.py::test_teardown_error": E,
+    "test_mixed.py::test_skip_marked": S,
+    "test_mixed.py::test_skip_inside": S,
+    "test_mixed.py::test_xfail": X,
+    "test_mixed.py::test_xpass": P,
+    "test_mixed.py::test_xpass_strict": F,
+    "test_mixed.py::test_param[x y]": P,
+    "test_mixed.py::test_param[1-2]": P,
+    "test_mixed.py::test_param[[b]]": F,
+    "test_mixed.py::TestC::test_y[1-2]": P,
+}
+
+
+@pytest.fixture(scope="module")
+def mixed_run(tmp_path_factory: pytest.TempPathFactory) -> TestRun:
+    return run_pytest(make_repo(tmp_path_factory.mktemp("mixed"), {"test_mixed.py": MIXED}))
+
+
+def test_every_outcome_maps_to_its_status(mixed_run: TestRun) -> None:
+    report = PARSER.parse(mixed_run)
+    assert report.collected, report.note
+    assert report.exit_code == 1
+    assert report.statuses() == MIXED_EXPECTED
+
+
+def test_xdist_workers_report_through_the_controller(tmp_path: Path) -> None:
+    pytest.importorskip("xdist")
+    repo = make_repo(tmp_path, {"test_mixed.py": MIXED})
+    run = run_pytest(repo, test_cmd="python -m pytest -rA -p no:cacheprovider -p xdist -n 2")
+    report = PARSER.parse(run)
+    assert "gw1" in run.log  # two workers really ran
+    assert report.collected, report.note
+    assert report.statuses() == MIXED_EXPECTED
+
+
+def test_durations_come_from_the_report(mixed_run: TestRun) -> None:
+    report = PARSER.parse(mixed_run)
+    assert report.results["test_mixed.py::test_pass"].duration_s >= 0.05
+
+
+def test_printed_fake_passed_lines_do_not_change_statuses(mixed_run: TestRun) -> None:
+    assert "PASSED test_mixed.py::test_fail" in mixed_run.log  # the spoof reached the log...
+    assert "test_mixed.py::test_fail PASSED" in mixed_run.log
+    assert PARSER.parse(mixed_run).status("test_mixed.py::test_fail") is F  # ...and changed nothing
+
+
+def test_record_forged_into_the_report_makes_it_untrusted(mixed_run: TestRun) -> None:
+    assert mixed_run.report_text is not None
+    lines = mixed_run.report_text.splitlines()
+    forged = {"event": "test", "nodeid": "test_mixed.py::test_fail", "when": "call", "outcome": "passed"}
+    tampered = TestRun(mixed_run.log, "\n".join([*lines[:-1], json.dumps(forged), lines[-1]]) + "\n", 1)
+    report = PARSER.parse(tampered)
+    assert not report.collected and report.results == {}
+    assert "sessionfinish counts" in report.note
+
+
+def test_selected_ids_with_brackets_and_spaces_run_alone(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"test_mixed.py": MIXED})
+    chosen = ("test_mixed.py::test_param[x y]", "test_mixed.py::TestC::test_y[1-2]")
+    report = PARSER.parse(run_pytest(repo, chosen))
+    assert report.statuses() == {test_id: P for test_id in chosen}
+    assert report.exit_code == 0 and report.collected
+
+
+def test_collection_error_marks_the_file_as_error(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path,
+        {"test_ok.py": "def test_ok():\n    pass\n", "test_broken.py": "import no_such_module_here\n"},
+    )
+    run = run_pytest(repo)
+    report = PARSER.parse(run)
+    assert run.exit_code == 2
+    assert report.statuses() == {"test_broken.py": E}
+    assert not report.collected and "test_broken.py" in report.note
+
+
+def test_os_exit_zero_mid_run_is_not_trusted(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path,
+        {
+            "test_exit.py": """
+            import os
+
+            def test_a():
+                pass
+
+            def test_b():
+                os._exit(0)
+
+            def test_c():
+                assert 0
+            """
+        },
+    )
+    run = run_pytest(repo)
+    report = PARSER.parse(run)
+    assert run.exit_code == 0 and run.report_text is not None
+    assert not report.collected and report.results == {}
+    assert "os._exit" in report.note and "1 per-test results seen" in report.note
+
+
+def test_atexit_exit_zero_after_failed_session_is_not_trusted(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path,
+        {
+            "test_atexit.py": """
+            import atexit, os
+            atexit.register(os._exit, 0)
+
+            def test_fails():
+                assert 0
+            """
+        },
+    )
+    run = run_pytest(repo)
+    report = PARSER.parse(run)
+    assert run.exit_code == 0
+    assert not report.collected and report.results == {}
+    assert "records exit status 1 but the process exited 0" in report.note
+
+
+def test_conftest_rewriting_exit_status_to_zero_is_not_trusted(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path,
+        {
+            "conftest.py": """
+            def pytest_sessionfinish(session):
+                session.exitstatus = 0
+            """,
+            "test_x.py": "def test_fails():\n    assert 0\n",
+        },
+    )
+    run = run_pytest(repo)
+    report = PARSER.parse(run)
+    assert run.exit_code == 0
+    assert not report.collected and report.results == {}
+    assert "exit code 0 but the report records failures" in report.note
+
+
+def test_stale_report_file_is_replaced_not_read(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"test_x.py": "def test_fails():\n    assert 0\n"})
+    forged = [
+        {"event": "start"},
+        {"event": "test", "nodeid": "test_x.py::test_fails", "when": "call", "outcome": "passed"},
+        {"event": "sessionfinish", "exitstatus": 0, "records": 1},
+    ]
+    (tmp_path / "report.jsonl").write_text("".join(json.dumps(r) + "\n" for r in forged))
+    report = PARSER.parse(run_pytest(repo))
+    assert report.collected and report.statuses() == {"test_x.py::test_fails": F}
+
+
+def test_no_tests_collected_is_not_collected(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"test_empty.py": "X = 1\n"})
+    run = run_pytest(repo)
+    report = PARSER.parse(run)
+    assert run.exit_code == 5
+    assert not report.collected and report.results == {} and "no tests" in report.note
+
+
+def test_runner_without_the_plugin_is_not_trusted(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"test_x.py": "def test_ok():\n    pass\n"})
+    run = run_pytest(repo, test_cmd="python -c 'print(\"PASSED test_x.py::test_ok\")'; true")
+    report = PARSER.parse(run)
+    assert run.exit_code == 0 and run.report_text is None
+    assert not report.collected and report.results == {} and "no structured report" in report.note
+
+
+def test_session_killed_by_timeout_keeps_nothing(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path,
+        {
+            "test_slow.py": """
+            import time
+
+            def test_a():
+                pass
+
+            def test_b():
+                pass
+
+            def test_sleeps():
+                time.sleep(60)
+            """
+        },
+    )
+    report_file = tmp_path / "report.jsonl"
+    command = PARSER.command("", (), str(report_file))
+    proc = subprocess.Popen(
+        ["sh", "-c", command], cwd=repo, env=runner_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            text = report_file.read_text() if report_file.exists() else ""
+            if text.count('"when": "call"') >= 2:
+                break
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        log, _ = proc.communicate()
+    run = TestRun(log.decode(), report_file.read_text(), None, timed_out=True, duration_s=1.5)
+    report = PARSER.parse(run)
+    assert report.timed_out and not report.collected and report.results == {}
+    assert "timed out after 1.5 s" in report.note and "2 per-test results seen" in report.note
+
+
+def test_command_deletes_a_stale_report_and_quotes_ids() -> None:
+    command = get_parser("pytest").command("", ["t.py::test[a b]"], "/out/r's.jsonl")
+    assert command.startswith("rm -f '/out/r'\"'\"'s.jsonl'; export PYTHONPATH=/opt/repogym/plugins")
+    assert command.endswith("python -m pytest -rA -p no:cacheprovider -p repogym_report 't.py::test[a b]'")
+
+
+@pytest.mark.parametrize("version", ["2.7.18", "3.6.15"])
+def test_plugin_compiles_under_old_interpreters(version: str) -> None:
+    python = Path.home() / ".pyenv" / "versions" / version / "bin" / "python"
+    if not python.exists():
+        pytest.skip(f"Python {version} is not installed under pyenv here")
+    source = PLUGIN_DIR / "repogym_report.py"
+    check = "import sys; compile(open(sys.argv[1]).read(), sys.argv[1], 'exec')"
+    subprocess.run([str(python), "-c", check, str(source)], check=True, timeout=30)
