@@ -20,7 +20,9 @@ from repogym.errors import ConfigError
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, use_attribute_docstrings=True, populate_by_name=True
+    )
 
 
 class RewardComponentConfig(_Model):
@@ -101,6 +103,10 @@ def load_yaml(path: str | os.PathLike[str]) -> dict[str, Any]:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{file}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{file}: not UTF-8 text (byte {exc.start}): {exc.reason}") from None
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read: {exc.strerror or exc}") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -117,8 +123,10 @@ def load_yaml(path: str | os.PathLike[str]) -> dict[str, Any]:
 def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
     """Apply `a.b.c=value` overrides (value parsed as YAML; list items by index) to a copy of `data`.
 
-    >>> apply_overrides({"rollout": {"max_steps": 50}}, ["rollout.max_steps=8", "reward.components.0.weight=2"])
-    {'rollout': {'max_steps': 8}, 'reward': {'components': {'0': {'weight': 2}}}}
+    >>> apply_overrides({"rollout": {"max_steps": 50}}, ["rollout.max_steps=8", "env.type=swegym"])
+    {'rollout': {'max_steps': 8}, 'env': {'type': 'swegym'}}
+    >>> apply_overrides({"reward": {"components": [{"fn": "f"}]}}, ["reward.components.0.weight=2"])
+    {'reward': {'components': [{'fn': 'f', 'weight': 2}]}}
     """
     import copy
 
@@ -132,36 +140,56 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str,
         except yaml.YAMLError:
             value = raw
         parts = key.strip().split(".")
+        if not all(parts):
+            raise ConfigError(f"override {override!r}: empty key between dots in {key.strip()!r}")
         node: Any = result
-        for depth, part in enumerate(parts[:-1]):
-            node = _child(node, part, ".".join(parts[: depth + 1]))
-        _assign(node, parts[-1], value, key)
+        try:
+            for depth, part in enumerate(parts[:-1]):
+                node = _child(node, part, ".".join(parts[: depth + 1]))
+            _assign(node, parts[-1], value, key.strip())
+        except ConfigError as exc:
+            raise ConfigError(f"override {override!r}: {exc}") from None
     return result
 
 
 def _child(node: Any, part: str, path: str) -> Any:
+    """The container at `path` (whose last part is `part`), creating a mapping where nothing is set."""
     if isinstance(node, list):
-        index = _index(part, node, path)
-        return node[index]
-    if not isinstance(node, dict):
-        raise ConfigError(f"override {path!r}: {path.rsplit('.', 1)[0]!r} is a value, not a mapping")
-    if not isinstance(node.get(part), dict | list):
-        node[part] = {}
-    return node[part]
+        return node[_index(part, node, path)]
+    _refuse_missing_list(node, part, path)
+    child = node.get(part)
+    if child is None:
+        node[part] = child = {}
+    elif not isinstance(child, dict | list):
+        raise ConfigError(f"{path!r} is a value ({child!r}), not a mapping or list")
+    return child
 
 
 def _assign(node: Any, part: str, value: Any, path: str) -> None:
     if isinstance(node, list):
         node[_index(part, node, path)] = value
-    elif isinstance(node, dict):
-        node[part] = value
     else:
-        raise ConfigError(f"override {path!r}: its parent is a value, not a mapping")
+        _refuse_missing_list(node, part, path)
+        node[part] = value
+
+
+def _refuse_missing_list(node: dict[str, Any], part: str, path: str) -> None:
+    # Creating {"0": ...} where the file has no list would only fail later with a puzzling
+    # "not a valid list" error; defaults (such as reward.components) are not in the file.
+    if part.isdigit() and not node:
+        parent = path.rpartition(".")[0] or "(top level)"
+        raise ConfigError(
+            f"{parent!r} is not a list in the file, so it has no item {part}; write the list in the YAML file"
+        )
 
 
 def _index(part: str, node: list[Any], path: str) -> int:
     if not part.isdigit() or int(part) >= len(node):
-        raise ConfigError(f"override {path!r}: {part!r} is not an index of a list of {len(node)} items")
+        parent = path.rpartition(".")[0]
+        allowed = f"0 to {len(node) - 1}" if node else "none, the list is empty"
+        raise ConfigError(
+            f"{parent!r} is a list of {len(node)} item(s); {part!r} is not an index (allowed: {allowed})"
+        )
     return int(part)
 
 
@@ -181,7 +209,9 @@ def validate_config(data: Mapping[str, Any], model: type[_Model] = RunConfig, so
         return model.model_validate(data)
     except ValidationError as exc:
         lines = [_describe_error(error, model) for error in exc.errors()]
-        raise ConfigError(f"{source}: {len(lines)} error(s)\n" + "\n".join(f"  - {line}" for line in lines)) from None
+        raise ConfigError(
+            f"{source}: {len(lines)} error(s)\n" + "\n".join(f"  - {line}" for line in lines)
+        ) from None
 
 
 def _describe_error(error: Mapping[str, Any], model: type[_Model]) -> str:

@@ -67,14 +67,20 @@ class Registry(Generic[T]):
         if key in self._entries:
             return self._entries[key]
         if ":" in name or ("." in name and not name.startswith(".")):
-            return _import_dotted(name, self.kind)
-        known = sorted([*self._entries, *self._aliases])
-        close = difflib.get_close_matches(name, known, n=1)
+            try:
+                return _import_dotted(name, self.kind)
+            except UnknownNameError as exc:
+                # A dotted name may also be a mistyped short name: list the known ones either way.
+                raise UnknownNameError(f"{exc}; known {self.kind} names: {self._known()}") from exc.__cause__
+        close = difflib.get_close_matches(name, [*self._entries, *self._aliases], n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise UnknownNameError(
-            f"unknown {self.kind} {name!r}{hint}; known: {', '.join(known) or '(none)'}; "
+            f"unknown {self.kind} {name!r}{hint}; known: {self._known()}; "
             "or give a dotted path such as 'package.module:name'"
         )
+
+    def _known(self) -> str:
+        return ", ".join(sorted([*self._entries, *self._aliases])) or "(none)"
 
     def names(self) -> list[str]:
         return sorted(self._entries)
@@ -87,17 +93,47 @@ class Registry(Generic[T]):
 
 
 def _import_dotted(path: str, kind: str) -> object:
+    """Resolve `pkg.mod:attr.sub` or `pkg.mod.attr.sub` (the longest importable module prefix wins)."""
     module_name, sep, attr = path.partition(":")
-    if not sep:
-        module_name, _, attr = path.rpartition(".")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise UnknownNameError(f"{kind} {path!r}: cannot import module {module_name!r}: {exc}") from exc
+    if sep:
+        module = _import_module(module_name, path, kind)
+    else:
+        module, module_name, attr = _import_longest_prefix(path, kind)
+    if not attr:
+        raise UnknownNameError(
+            f"{kind} {path!r}: names a module, not an attribute; use 'package.module:name'"
+        )
     obj: object = module
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise UnknownNameError(f"{kind} {path!r}: module {module_name!r} has no attribute {attr!r}") from None
+            raise UnknownNameError(
+                f"{kind} {path!r}: module {module_name!r} has no attribute {attr!r}"
+            ) from None
     return obj
+
+
+def _import_module(module_name: str, path: str, kind: str) -> object:
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UnknownNameError(f"{kind} {path!r}: cannot import module {module_name!r}: {exc}") from exc
+
+
+def _import_longest_prefix(path: str, kind: str) -> tuple[object, str, str]:
+    parts = path.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        module_name = ".".join(parts[:cut])
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            missing = exc.name or module_name
+            if module_name != missing and not module_name.startswith(missing + "."):
+                # The module exists but something it imports does not: that is the error to show.
+                raise UnknownNameError(f"{kind} {path!r}: importing {module_name!r} failed: {exc}") from exc
+            continue  # this prefix is not a module: try a shorter one
+        except ImportError as exc:
+            raise UnknownNameError(f"{kind} {path!r}: cannot import module {module_name!r}: {exc}") from exc
+        return module, module_name, ".".join(parts[cut:])
+    raise UnknownNameError(f"{kind} {path!r}: no importable module in it")
