@@ -96,15 +96,21 @@ def parse_log_django(log: str) -> dict[str, TestStatus]:
 
 
 def runtests_label(test_id: str) -> str:
-    """The dotted label ``runtests.py`` (and unittest) accepts for a Django-style test id; other ids as given.
+    """The dotted label ``runtests.py`` accepts for a Django-style test id or a test file (SWE-bench's
+    transformation: ``tests/`` and ``.py`` dropped, slashes to dots); dotted labels pass as they are.
 
     >>> runtests_label("test_x (admin_views.tests.AdminViewTest)")
     'admin_views.tests.AdminViewTest.test_x'
     >>> runtests_label("test_x (admin_views.tests.AdminViewTest.test_x)")
     'admin_views.tests.AdminViewTest.test_x'
+    >>> runtests_label("tests/admin_views/test_forms.py")
+    'admin_views.test_forms'
     >>> runtests_label("admin_views.tests")
     'admin_views.tests'
     """
+    if test_id.endswith(".py") or "/" in test_id:
+        path = test_id.removesuffix(".py")
+        return path.removeprefix("tests/").replace("/", ".")
     match = _UNITTEST_ID.match(test_id)
     if not match:
         return test_id
@@ -120,7 +126,7 @@ class DjangoParser:
     plugin_dir: Path | None = None
 
     def command(self, test_cmd: str, test_ids: Sequence[str], report_file: str) -> str:
-        """Test ids are turned into dotted labels; module labels (``admin_views.tests``) pass as they are.
+        """Test ids and test files are turned into dotted labels (see `runtests_label`).
         No structured report: `report_file` is not written."""
         return with_args(test_cmd or DEFAULT_TEST_CMD, shell_join([runtests_label(t) for t in test_ids]))
 
