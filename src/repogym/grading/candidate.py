@@ -7,8 +7,9 @@ after the attack it stops (tests/grading/test_hostile_grading.py):
 - changes to test files (the test patch's files, and any path that looks like a
   test: tests/, test_*.py, *_test.py) are dropped: the tests graded are the
   task's, never the candidate's;
-- changes to test configuration are dropped: conftest.py and pytest.ini
-  always; setup.cfg, tox.ini and pyproject.toml when a hunk touches their
+- changes to test configuration are dropped: conftest.py, pytest.ini and
+  files shadowing repogym's report plugin (repogym_report.py,
+  repogym_unittest.py) always; setup.cfg, tox.ini and pyproject.toml when a hunk touches their
   pytest section ([tool:pytest], [pytest], [tool.pytest.*]) or adds one.
 """
 
@@ -25,7 +26,8 @@ from repogym.patches import parse_patch
 
 TEST_GLOBS = ("tests/*", "test/*", "testing/*", "*/tests/*", "*/test/*", "*/testing/*", "test_*.py", "*/test_*.py",
               "*_test.py", "*/*_test.py")
-_ALWAYS_CONFIG = ("conftest.py", "pytest.ini")
+# repogym's own report plugin and runner: a same-named module in the repo would shadow them.
+_ALWAYS_CONFIG = ("conftest.py", "pytest.ini", "repogym_report.py", "repogym_unittest.py")
 _SECTION_CONFIG = {
     "setup.cfg": re.compile(r"^\s*\[tool:pytest\]"),
     "tox.ini": re.compile(r"^\s*\[pytest\]"),

@@ -265,6 +265,10 @@ def jail_environment(mounts: Mounts) -> dict[str, str]:
         "PIP_NO_INPUT": "1",
         "GIT_CONFIG_NOSYSTEM": "1",
         "USER": "sandbox",
+        "GIT_AUTHOR_NAME": "sandbox",
+        "GIT_AUTHOR_EMAIL": "sandbox@repogym.invalid",
+        "GIT_COMMITTER_NAME": "sandbox",
+        "GIT_COMMITTER_EMAIL": "sandbox@repogym.invalid",
         **({"VIRTUAL_ENV": VENV_DIR} if mounts.venv is not None else {}),
     }
 
