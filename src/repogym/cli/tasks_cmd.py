@@ -3,46 +3,66 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
-from repogym.cli.common import console, print_json
-from repogym.dataset import Style, load_tasks, save_tasks
+from repogym.cli.common import console, exits_on_error, print_json
+from repogym.dataset import Style, format_for_path, load_tasks, save_tasks
 from repogym.patches import diff_stats
 from repogym.stats import Distribution, task_stats
 
-app = typer.Typer(help="Import, export and inspect task datasets.", no_args_is_help=True)
+app = typer.Typer(
+    help="Import, export and inspect task datasets.\n\nExample: repogym tasks stats examples/tasks.jsonl",
+    no_args_is_help=True,
+)
+
+TaskFile = Annotated[
+    Path, typer.Argument(help="Task file: JSONL, JSON array (SWE-bench) or parquet; detected from content.")
+]
 
 
 @app.command("import")
+@exits_on_error
 def import_tasks(
-    file: Path = typer.Argument(..., help="Task file: JSONL, JSON array (SWE-bench) or parquet; detected from content."),
-    out: Path = typer.Option(..., "--out", "-o", help="Output file; its suffix (.jsonl, .json, .parquet) picks the format."),
+    file: TaskFile,
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", help="Output file; its suffix (.jsonl, .json, .parquet) picks the format."
+        ),
+    ],
 ) -> None:
     """Read tasks in any supported format and write them in repogym's form.
 
-    Example: repogym tasks import swe-bench-lite.json --out tasks.parquet
+    Example: repogym tasks import examples/swebench_sample.json --out tasks.parquet
     """
-    tasks = load_tasks(file)
-    count = save_tasks(tasks, out)
-    console.print(f"[green]wrote[/] {count} tasks to {out}")
+    format_for_path(out)  # a bad suffix fails before the input is read
+    count = save_tasks(load_tasks(file), out)
+    console.print(f"[green]wrote[/] {count} tasks to {escape(str(out))}")
 
 
 @app.command("export")
+@exits_on_error
 def export_tasks(
-    file: Path = typer.Argument(..., help="Task file in any supported format."),
-    out: Path = typer.Option(..., "--out", "-o", help="Output file (.jsonl, .json or .parquet)."),
-    format: Style = typer.Option(Style.SWEBENCH, "--format", "-f", help="swebench: exactly SWE-bench's fields; repogym: all fields."),
+    file: TaskFile,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output file (.jsonl, .json or .parquet).")],
+    format: Annotated[
+        Style,
+        typer.Option("--format", "-f", help="swebench: exactly SWE-bench's fields; repogym: all fields."),
+    ] = Style.SWEBENCH,
 ) -> None:
     """Write tasks in SWE-bench's exact form (test lists JSON-encoded), for SWE-bench's own harness.
 
-    Example: repogym tasks export tasks.jsonl --format swebench --out tasks.swebench.json
+    Example: repogym tasks export examples/tasks.jsonl --format swebench --out tasks.swebench.json
     """
-    tasks = load_tasks(file)
-    count = save_tasks(tasks, out, style=format)
-    console.print(f"[green]wrote[/] {count} tasks to {out} ({format.value} form)")
+    format_for_path(out)
+    count = save_tasks(load_tasks(file), out, style=format)
+    console.print(f"[green]wrote[/] {count} tasks to {escape(str(out))} ({format.value} form)")
 
 
 def _dist_row(table: Table, label: str, dist: Distribution) -> None:
@@ -50,9 +70,12 @@ def _dist_row(table: Table, label: str, dist: Distribution) -> None:
 
 
 @app.command("stats")
+@exits_on_error
 def stats(
-    file: Path = typer.Argument(..., help="Task file in any supported format."),
-    json_out: bool = typer.Option(False, "--json", help="Print the figures as JSON instead of tables."),
+    file: TaskFile,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the figures as JSON instead of tables.")
+    ] = False,
 ) -> None:
     """Tasks per repo and source, patch sizes, FAIL_TO_PASS / PASS_TO_PASS counts.
 
@@ -62,11 +85,12 @@ def stats(
     if json_out:
         print_json(figures.to_dict())
         return
-    repos = Table(title=f"{figures.count} tasks in {file}")
+    console.print(Text(f"{figures.count} tasks in {file}"))
+    repos = Table(title="tasks per repo")
     repos.add_column("repo")
     repos.add_column("tasks", justify="right")
     for repo, count in figures.per_repo.items():
-        repos.add_row(repo, str(count))
+        repos.add_row(Text(repo), str(count))
     sizes = Table(title="per task")
     for column in ("", "mean", "median", "max"):
         sizes.add_column(column, justify="right" if column else "left")
@@ -78,7 +102,7 @@ def stats(
     console.print(repos)
     console.print(sizes)
     sources = ", ".join(f"{name}: {count}" for name, count in figures.per_source.items())
-    console.print(f"sources: {sources or '-'}")
+    console.print(f"sources: {sources or '-'}", markup=False)
     if figures.without_fail_to_pass:
         console.print(
             f"[yellow]{figures.without_fail_to_pass} task(s) have no FAIL_TO_PASS tests[/] "
@@ -87,39 +111,42 @@ def stats(
 
 
 @app.command("show")
+@exits_on_error
 def show(
-    instance_id: str = typer.Argument(..., help="The task's instance_id."),
-    tasks_file: Path = typer.Option(..., "--tasks", "-t", help="Task file in any supported format."),
-    json_out: bool = typer.Option(False, "--json", help="Print the task as one JSON object."),
+    instance_id: Annotated[str, typer.Argument(help="The task's instance_id.")],
+    tasks_file: Annotated[Path, typer.Option("--tasks", "-t", help="Task file in any supported format.")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print the task as one JSON object.")] = False,
 ) -> None:
     """Print one task: problem statement, patches, tests and environment.
 
-    Example: repogym tasks show sample__calc-3 --tasks examples/tasks.jsonl
+    Example: repogym tasks show psf__requests-2931 --tasks examples/tasks.jsonl
     """
     task = load_tasks(tasks_file).get(instance_id)
     if json_out:
         print_json(task.to_dict())
         return
     code, tests = diff_stats(task.patch), diff_stats(task.test_patch)
-    header = (
-        f"[bold]{task.instance_id}[/]  repo {task.repo} @ {task.base_commit[:12]}  source {task.source.value}"
-        f"{'  licence ' + task.license if task.license else ''}"
+    licence = f"  licence {task.license}" if task.license else ""
+    # Task text is data, not rich markup: a "[/x]" in a problem statement must print as it is.
+    console.print(
+        Text.assemble(
+            (task.instance_id, "bold"),
+            f"  repo {task.repo} @ {task.base_commit[:12]}  source {task.source.value}{licence}",
+        )
     )
-    console.print(header)
-    console.print(Panel(task.problem_statement or "(empty)", title="problem statement", expand=False))
+    console.print(Panel(Text(task.problem_statement or "(empty)"), title="problem statement", expand=False))
     if task.hints_text:
-        console.print(Panel(task.hints_text, title="hints", expand=False))
+        console.print(Panel(Text(task.hints_text), title="hints", expand=False))
     console.print(f"patch: {code.files} file(s), +{code.added} -{code.removed}")
-    console.print(task.patch, markup=False, highlight=False)
+    console.print(Text(task.patch), soft_wrap=True)
     console.print(f"test patch: {tests.files} file(s), +{tests.added} -{tests.removed}")
-    console.print(f"FAIL_TO_PASS ({len(task.FAIL_TO_PASS)}): {', '.join(task.FAIL_TO_PASS) or '-'}", markup=False)
-    console.print(f"PASS_TO_PASS ({len(task.PASS_TO_PASS)}): {', '.join(task.PASS_TO_PASS) or '-'}", markup=False)
+    console.print(Text(task.test_patch), soft_wrap=True)
+    console.print(Text(f"FAIL_TO_PASS ({len(task.FAIL_TO_PASS)}): {', '.join(task.FAIL_TO_PASS) or '-'}"))
+    console.print(Text(f"PASS_TO_PASS ({len(task.PASS_TO_PASS)}): {', '.join(task.PASS_TO_PASS) or '-'}"))
     env = task.env
     console.print(
-        f"env: python {env.python or '(host)'}, parser {env.log_parser}, "
-        f"install {list(env.install) or '(detect)'}, test_cmd {env.test_cmd or '(default)'}",
-        markup=False,
+        Text(
+            f"env: python {env.python or '(host)'}, parser {env.log_parser}, "
+            f"install {list(env.install) or '(detect)'}, test_cmd {env.test_cmd or '(default)'}"
+        )
     )
-
-
-
