@@ -315,6 +315,19 @@ def test_other_bad_files(tmp_path, content, message):
         load_tasks(path)
 
 
+def test_bad_byte_is_reported_on_its_own_line(tmp_path):
+    # Far enough down that a chunked text decoder would fail while still on an earlier line.
+    rows = [json.dumps({**GOOD, "instance_id": f"a__b-{n}", "patch": "x" * 100}) for n in range(300)]
+    jsonl = tmp_path / "tasks.jsonl"
+    jsonl.write_bytes("\n".join(rows).encode() + b'\n{"instance_id": "caf\xe9"}\n')
+    with pytest.raises(DatasetError, match=rf"^{jsonl}:301: not UTF-8 text"):
+        load_tasks(jsonl)
+    array = tmp_path / "tasks.json"
+    array.write_bytes(b'[\n{"instance_id": "a"},\n{"instance_id": "caf\xe9"}\n]')
+    with pytest.raises(DatasetError, match=rf"^{array}:3: not UTF-8 text"):
+        load_tasks(array)
+
+
 def test_missing_file_and_directory(tmp_path):
     with pytest.raises(DatasetError, match="no such file"):
         load_tasks(tmp_path / "nope.jsonl")

@@ -80,15 +80,16 @@ def iter_task_rows(path: str | os.PathLike[str]) -> Iterator[tuple[str, dict[str
     if fmt is Format.JSONL:
         yield from _iter_jsonl_rows(file)
     elif fmt is Format.JSON:
+        data = file.read_bytes()
         try:
-            with open(file, encoding="utf-8-sig") as handle:
-                rows = json.load(handle)
+            rows = json.loads(data.decode("utf-8-sig"))
         except json.JSONDecodeError as exc:
             raise DatasetError(
                 f"{file}:{exc.lineno}: malformed JSON: {exc.msg} at column {exc.colno}"
             ) from None
         except UnicodeDecodeError as exc:
-            raise DatasetError(f"{file}: not UTF-8 text (byte {exc.start}): {exc.reason}") from None
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise DatasetError(f"{file}:{line}: not UTF-8 text: {exc.reason}") from None
         if not isinstance(rows, list):
             raise DatasetError(f"{file}: expected a JSON array of tasks, got {type(rows).__name__}")
         for index, row in enumerate(rows):
@@ -98,20 +99,17 @@ def iter_task_rows(path: str | os.PathLike[str]) -> Iterator[tuple[str, dict[str
 
 
 def _iter_jsonl_rows(file: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    number = 0
-    with open(file, encoding="utf-8-sig") as handle:
-        lines = iter(handle)
-        while True:
+    # Bytes, decoded line by line: a text-mode reader decodes ahead in chunks, so its
+    # UnicodeDecodeError could not say which line holds the bad byte.
+    with open(file, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            where = f"{file}:{number}"
             try:
-                line = next(lines)
-            except StopIteration:
-                return
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError as exc:
-                raise DatasetError(f"{file}:{number + 1}: not UTF-8 text: {exc.reason}") from None
-            number += 1
+                raise DatasetError(f"{where}: not UTF-8 text: {exc.reason}") from None
             if not line.strip():
                 continue
-            where = f"{file}:{number}"
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
