@@ -52,7 +52,9 @@ def _git(repo: Path, *args: str) -> str:
         "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z",
         "GIT_CONFIG_NOSYSTEM": "1",
     }
-    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def _diff(repo: Path, path: str, new_text: str) -> str:

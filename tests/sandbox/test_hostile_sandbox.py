@@ -56,7 +56,7 @@ def test_connect_to_host_loopback_server_fails(episode, host_server):
         "import urllib.request\n"
         f"print(urllib.request.urlopen('http://127.0.0.1:{port}/leak', timeout=3).read())\n"
     )
-    result = episode.run(f"python -c \"{code}\"")
+    result = episode.run(f'python -c "{code}"')
     assert result.exit_code != 0
     assert "host-data" not in result.output
     assert hits == []
@@ -92,8 +92,9 @@ def test_write_to_host_tmp_fails(episode, tmp_path):
 def test_write_to_environment_cache_fails(episode, toy_runtime):
     venv = toy_runtime.env.venv
     before = _tree_digest(venv / "bin")
-    result = episode.run("echo pwned > /opt/repogym/venv/bin/python3; touch /opt/repogym/venv/evil; "
-                         f"touch {venv}/evil2")
+    result = episode.run(
+        f"echo pwned > /opt/repogym/venv/bin/python3; touch /opt/repogym/venv/evil; touch {venv}/evil2"
+    )
     assert "Read-only file system" in result.output
     assert _tree_digest(venv / "bin") == before
     assert not (venv / "evil").exists() and not (venv / "evil2").exists()
@@ -102,14 +103,18 @@ def test_write_to_environment_cache_fails(episode, toy_runtime):
 def test_write_to_bare_mirror_fails(episode, toy_runtime):
     mirror = toy_runtime.mirror_path
     before = _tree_digest(mirror)
-    result = episode.run("touch /opt/repogym/mirror/objects/evil; git gc --prune=now 2>&1; git repack -ad 2>&1")
+    result = episode.run(
+        "touch /opt/repogym/mirror/objects/evil; git gc --prune=now 2>&1; git repack -ad 2>&1"
+    )
     assert _tree_digest(mirror) == before
     assert "Read-only file system" in result.output
 
 
 def test_write_to_pristine_checkout_through_workspace_leaves_it_intact(episode, toy_runtime):
     before = _tree_digest(toy_runtime.pristine)
-    result = episode.run("echo 'import os' > src/calc/__init__.py; rm -rf tests; git add -A; git commit -qm x")
+    result = episode.run(
+        "echo 'import os' > src/calc/__init__.py; rm -rf tests; git add -A; git commit -qm x"
+    )
     assert result.exit_code == 0, result.output
     assert _tree_digest(toy_runtime.pristine) == before
     episode.reset()
@@ -132,7 +137,9 @@ def test_read_host_file_secret_fails(episode, host_secret):
 
 
 def test_clean_environment_is_deterministic(episode):
-    result = episode.run("echo TZ=$TZ HASH=$PYTHONHASHSEED LANG=$LANG HOME=$HOME; python -c 'print(hash(\"abc\"))'")
+    result = episode.run(
+        "echo TZ=$TZ HASH=$PYTHONHASHSEED LANG=$LANG HOME=$HOME; python -c 'print(hash(\"abc\"))'"
+    )
     lines = result.output.strip().splitlines()
     assert lines[0] == "TZ=UTC HASH=0 LANG=C.UTF-8 HOME=/tmp/home"
     again = episode.run("python -c 'print(hash(\"abc\"))'").output.strip()
@@ -183,7 +190,9 @@ def test_one_gigabyte_of_output_is_capped(episode):
 
 def test_daemon_does_not_outlive_the_command(episode):
     marker = f"repogym-daemon-{uuid.uuid4().hex[:8]}"
-    result = episode.run(f"(setsid sh -c 'exec -a {marker} sleep 300' &) ; nohup sh -c 'sleep 300' >/dev/null 2>&1 & echo started")
+    result = episode.run(
+        f"(setsid sh -c 'exec -a {marker} sleep 300' &) ; nohup sh -c 'sleep 300' >/dev/null 2>&1 & echo started"
+    )
     assert "started" in result.output
     time.sleep(0.3)
     processes = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout

@@ -6,7 +6,14 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from repogym.cli.common import console, err_console, print_json
@@ -22,13 +29,19 @@ def register(app: typer.Typer) -> None:
 def grade_command(
     tasks_file: Path = typer.Argument(..., help="Task file (JSONL, JSON or parquet)."),
     instance: str = typer.Option(None, "--instance", "-i", help="Grade one task: its instance_id."),
-    patch: Path = typer.Option(None, "--patch", help="With --instance: the candidate patch (a unified diff file)."),
+    patch: Path = typer.Option(
+        None, "--patch", help="With --instance: the candidate patch (a unified diff file)."
+    ),
     gold: bool = typer.Option(False, "--gold", help="With --instance: grade the task's own (gold) patch."),
     empty: bool = typer.Option(False, "--empty", help="With --instance: grade an empty patch."),
-    predictions: Path = typer.Option(None, "--predictions", "-p", help="SWE-bench predictions JSONL to grade."),
+    predictions: Path = typer.Option(
+        None, "--predictions", "-p", help="SWE-bench predictions JSONL to grade."
+    ),
     out: Path = typer.Option(None, "--out", "-o", help="With --predictions: the report JSON (resumable)."),
     workers: int = typer.Option(1, "--workers", "-j", min=1, help="Parallel gradings (with --predictions)."),
-    repos_dir: Path = typer.Option(None, "--repos-dir", help="Folder of owner__name clones for tasks without repo_source."),
+    repos_dir: Path = typer.Option(
+        None, "--repos-dir", help="Folder of owner__name clones for tasks without repo_source."
+    ),
     sandbox: str = typer.Option("bwrap", "--sandbox", help="bwrap (isolated) or local (NO isolation)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object (single-instance mode)."),
 ) -> None:
@@ -48,11 +61,15 @@ def grade_command(
         if instance or patch or gold or empty:
             raise RepogymError("--predictions grades a whole file: drop --instance/--patch/--gold/--empty")
         if out is None:
-            raise RepogymError("--predictions needs --out REPORT.json (re-running with the same --out resumes)")
+            raise RepogymError(
+                "--predictions needs --out REPORT.json (re-running with the same --out resumes)"
+            )
         _grade_file(tasks, predictions, out, workers, sandbox, repos)
         return
     if not instance:
-        raise RepogymError("give --instance ID with one of --patch FILE / --gold / --empty, or --predictions FILE")
+        raise RepogymError(
+            "give --instance ID with one of --patch FILE / --gold / --empty, or --predictions FILE"
+        )
     if sum(bool(x) for x in (patch, gold, empty)) != 1:
         raise RepogymError("give exactly one of --patch FILE, --gold, --empty")
     from repogym.grading.grade import grade
@@ -79,7 +96,9 @@ def grade_command(
 
 def _print_result(result: GradeResult) -> None:
     colour = "green" if result.resolved else "red"
-    console.print(f"[bold]{result.instance_id}[/]: [{colour}]{result.outcome.value}[/] (status {result.status.value})")
+    console.print(
+        f"[bold]{result.instance_id}[/]: [{colour}]{result.outcome.value}[/] (status {result.status.value})"
+    )
     if result.detail:
         console.print(result.detail, markup=False)
     table = Table(show_header=True)
@@ -100,7 +119,9 @@ def _print_result(result: GradeResult) -> None:
         console.print(f"test log: {result.report.log_path}", markup=False)
 
 
-def _grade_file(tasks, predictions_file: Path, out: Path, workers: int, sandbox: str, repos: str | None) -> None:  # type: ignore[no-untyped-def]
+def _grade_file(
+    tasks, predictions_file: Path, out: Path, workers: int, sandbox: str, repos: str | None
+) -> None:  # type: ignore[no-untyped-def]
     from repogym.grading.batch import grade_predictions
     from repogym.predictions import load_predictions
 
@@ -129,10 +150,19 @@ def _grade_file(tasks, predictions_file: Path, out: Path, workers: int, sandbox:
             resolved += result.resolved
             elapsed = progress.tasks[0].elapsed or 1e-9
             completed = progress.tasks[0].completed + 1
-            progress.update(bar, advance=1, resolved=str(resolved), rate=f"{60 * completed / elapsed:.1f}/min")
+            progress.update(
+                bar, advance=1, resolved=str(resolved), rate=f"{60 * completed / elapsed:.1f}/min"
+            )
 
         report = grade_predictions(
-            tasks, predictions, out, workers=workers, sandbox=sandbox, repos_dir=repos, on_result=_done, on_start=_start
+            tasks,
+            predictions,
+            out,
+            workers=workers,
+            sandbox=sandbox,
+            repos_dir=repos,
+            on_result=_done,
+            on_start=_start,
         )
     summary = report.to_dict()
     table = Table(title=f"{predictions_file} -> {out}")

@@ -105,7 +105,9 @@ def grade_predictions(
     lock = threading.Lock()
 
     def _one(prediction: Prediction) -> GradeResult:
-        return grade(tasks.get(prediction.instance_id), prediction.model_patch, sandbox=sandbox, repos_dir=repos_dir)
+        return grade(
+            tasks.get(prediction.instance_id), prediction.model_patch, sandbox=sandbox, repos_dir=repos_dir
+        )
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         futures = [pool.submit(_one, p) for p in todo]

@@ -24,8 +24,18 @@ from unidiff import PatchedFile
 
 from repogym.patches import parse_patch
 
-TEST_GLOBS = ("tests/*", "test/*", "testing/*", "*/tests/*", "*/test/*", "*/testing/*", "test_*.py", "*/test_*.py",
-              "*_test.py", "*/*_test.py")
+TEST_GLOBS = (
+    "tests/*",
+    "test/*",
+    "testing/*",
+    "*/tests/*",
+    "*/test/*",
+    "*/testing/*",
+    "test_*.py",
+    "*/test_*.py",
+    "*_test.py",
+    "*/*_test.py",
+)
 # repogym's own report plugin and runner: a same-named module in the repo would shadow them.
 _ALWAYS_CONFIG = ("conftest.py", "pytest.ini", "repogym_report.py", "repogym_unittest.py")
 _SECTION_CONFIG = {
@@ -88,7 +98,9 @@ def is_test_path(path: str) -> bool:
     return any(fnmatch.fnmatch(path, pattern) for pattern in TEST_GLOBS)
 
 
-def _ignore_reason(patched: PatchedFile, paths: list[str], protected: set[str], pristine: dict[str, str]) -> str:
+def _ignore_reason(
+    patched: PatchedFile, paths: list[str], protected: set[str], pristine: dict[str, str]
+) -> str:
     for path in paths:
         name = PurePosixPath(path).name
         if path in protected:
@@ -97,7 +109,9 @@ def _ignore_reason(patched: PatchedFile, paths: list[str], protected: set[str], 
             return "test configuration"
         if is_test_path(path):
             return "test file"
-        if name in _SECTION_CONFIG and _touches_section(patched, _SECTION_CONFIG[name], pristine.get(path, "")):
+        if name in _SECTION_CONFIG and _touches_section(
+            patched, _SECTION_CONFIG[name], pristine.get(path, "")
+        ):
             return "test configuration section"
     return ""
 
@@ -108,8 +122,13 @@ def _touches_section(patched: PatchedFile, header: re.Pattern[str], original: st
     start = next((i for i, line in enumerate(lines, 1) if header.match(line)), None)
     end = None
     if start is not None:
-        end = next((i for i in range(start + 1, len(lines) + 1) if lines[i - 1].lstrip().startswith("[")),
-                   len(lines) + 1) - 1
+        end = (
+            next(
+                (i for i in range(start + 1, len(lines) + 1) if lines[i - 1].lstrip().startswith("[")),
+                len(lines) + 1,
+            )
+            - 1
+        )
     for hunk in patched:
         for line in hunk:
             if line.is_added and header.match(line.value):
@@ -131,6 +150,6 @@ def _insertion_in_section(hunk, start: int, end: int) -> bool:  # type: ignore[n
     for line in hunk:
         if line.is_context or line.is_removed:
             position = line.source_line_no or position
-        elif line.is_added and start <= position < end:
+        elif line.is_added and start <= position <= end:
             return True
     return False

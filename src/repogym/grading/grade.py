@@ -56,7 +56,9 @@ def grade(
     """Grade `patch` (a unified diff) for `task` in a fresh episode of the sandbox."""
     started = time.perf_counter()
     if not task.FAIL_TO_PASS:
-        return _result(task, Outcome.INFRA_ERROR, "the task has no FAIL_TO_PASS tests: nothing can prove a fix")
+        return _result(
+            task, Outcome.INFRA_ERROR, "the task has no FAIL_TO_PASS tests: nothing can prove a fix"
+        )
     try:
         runtime = runtime or TaskRuntime.create(task, sandbox, repos_dir, limits).prepare()
     except EnvBuildError as exc:
@@ -69,7 +71,9 @@ def grade(
     return _replace(result, timings=timings)
 
 
-def grade_in_episode(task: Task, patch: str, episode: Episode, log_dir: str | Path | None = None) -> GradeResult:
+def grade_in_episode(
+    task: Task, patch: str, episode: Episode, log_dir: str | Path | None = None
+) -> GradeResult:
     """Grade in an episode that is at its pristine state (it is modified)."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -106,7 +110,10 @@ def grade_in_episode(task: Task, patch: str, episode: Episode, log_dir: str | Pa
         outcome, detail = Outcome.RESOLVED, ""
     else:
         failing = [t for t, s in {**f2p, **p2p}.items() if s is None or not s.ok]
-        outcome, detail = Outcome.UNRESOLVED, f"{len(failing)} required test(s) did not pass: {', '.join(failing[:5])}"
+        outcome, detail = (
+            Outcome.UNRESOLVED,
+            f"{len(failing)} required test(s) did not pass: {', '.join(failing[:5])}",
+        )
     return GradeResult(
         instance_id=task.instance_id,
         outcome=outcome,
@@ -122,7 +129,9 @@ def grade_in_episode(task: Task, patch: str, episode: Episode, log_dir: str | Pa
     )
 
 
-def run_tests(task: Task, episode: Episode, test_ids: list[str], log_dir: str | Path | None = None) -> TestReport:
+def run_tests(
+    task: Task, episode: Episode, test_ids: list[str], log_dir: str | Path | None = None
+) -> TestReport:
     """Run tests in the episode with the task's parser and read the structured report."""
     parser = get_parser(task.env.log_parser)
     report_name = f"report-{time.monotonic_ns()}.jsonl"
@@ -195,7 +204,9 @@ def _save_log(task: Task, result: ExecResult, command: str, log_dir: str | Path 
     folder = Path(log_dir) if log_dir else cache_dir("logs", task.instance_id.replace("/", "__"))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"test-{time.strftime('%Y%m%dT%H%M%S')}-{time.monotonic_ns() % 10**6}.log"
-    path.write_text(f"$ {command}\n{result.output}\n[exit {result.exit_code}; {result.reason.value}]\n", encoding="utf-8")
+    path.write_text(
+        f"$ {command}\n{result.output}\n[exit {result.exit_code}; {result.reason.value}]\n", encoding="utf-8"
+    )
     return path
 
 

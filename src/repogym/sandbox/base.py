@@ -121,7 +121,13 @@ class Sandbox(Protocol):
     """False for backends that protect nothing (local)."""
 
     def run(
-        self, command: str, mounts: Mounts, limits: Limits, *, cwd: str = REPO_DIR, env: dict[str, str] | None = None
+        self,
+        command: str,
+        mounts: Mounts,
+        limits: Limits,
+        *,
+        cwd: str = REPO_DIR,
+        env: dict[str, str] | None = None,
     ) -> ExecResult:
         """Run `command` with `sh -c`; `env` adds variables to the clean environment."""
         ...

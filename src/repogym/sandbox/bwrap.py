@@ -92,7 +92,13 @@ class BwrapSandbox:
             _warn_unprivileged()
 
     def run(
-        self, command: str, mounts: Mounts, limits: Limits, *, cwd: str = REPO_DIR, env: dict[str, str] | None = None
+        self,
+        command: str,
+        mounts: Mounts,
+        limits: Limits,
+        *,
+        cwd: str = REPO_DIR,
+        env: dict[str, str] | None = None,
     ) -> ExecResult:
         argv = self._argv(command, mounts, limits, cwd, env or {})
         return run_process(argv, limits, env=_outer_env())
@@ -197,12 +203,21 @@ class BwrapSandbox:
         for name in _ETC_FILES:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         identity = identity_files(self.uid if is_root() else os.getuid())
-        binds = [(mounts.interpreter_prefix, str(mounts.interpreter_prefix))] if mounts.interpreter_prefix else []
+        binds = (
+            [(mounts.interpreter_prefix, str(mounts.interpreter_prefix))] if mounts.interpreter_prefix else []
+        )
         binds += [(b.host, b.jail) for b in mounts.extra]
         if mounts.venv is not None:
             binds.append((mounts.venv, VENV_DIR))
         args += _parent_dirs([jail for _, jail in binds])
-        args += ["--ro-bind", str(identity / "passwd"), "/etc/passwd", "--ro-bind", str(identity / "group"), "/etc/group"]
+        args += [
+            "--ro-bind",
+            str(identity / "passwd"),
+            "/etc/passwd",
+            "--ro-bind",
+            str(identity / "group"),
+            "/etc/group",
+        ]
         args += ["--bind", str(mounts.tmp), TMP_DIR]
         workspace = mounts.overlay.merged if mounts.overlay else mounts.workspace
         args += ["--bind", str(workspace), REPO_DIR]
@@ -227,7 +242,11 @@ def _parent_dirs(targets: list[str]) -> list[str]:
         parts = Path(target).parts[1:-1]
         for depth in range(1, len(parts) + 1):
             parent = "/" + "/".join(parts[:depth])
-            if parent in made or parent in ("/usr", "/tmp", "/dev", "/proc", "/etc") or parent.startswith("/usr/"):
+            if (
+                parent in made
+                or parent in ("/usr", "/tmp", "/dev", "/proc", "/etc")
+                or parent.startswith("/usr/")
+            ):
                 continue
             made.append(parent)
             args += ["--perms", "0755", "--dir", parent]

@@ -64,7 +64,11 @@ def find_interpreters() -> list[Interpreter]:
     found: dict[str, Interpreter] = {}
     pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
     candidates = sorted(glob.glob(str(pyenv_root / "versions" / "*" / "bin" / "python[23].*")))
-    candidates += [sys.executable, *sorted(glob.glob("/usr/bin/python3.*")), *sorted(glob.glob("/usr/local/bin/python3.*"))]
+    candidates += [
+        sys.executable,
+        *sorted(glob.glob("/usr/bin/python3.*")),
+        *sorted(glob.glob("/usr/local/bin/python3.*")),
+    ]
     for raw in candidates:
         path = Path(raw)
         match = re.fullmatch(r"python(\d+\.\d+)", path.name)
@@ -94,8 +98,10 @@ def pick_interpreter(wanted: str) -> Interpreter:
     matches = [i for i in interpreters if i.version == wanted or i.version.startswith(wanted + ".")]
     if not matches:
         have = ", ".join(i.version for i in interpreters) or "none"
-        raise EnvBuildError(f"Python {wanted} is not installed on this machine (found: {have}); "
-                            "repogym cannot download interpreters here")
+        raise EnvBuildError(
+            f"Python {wanted} is not installed on this machine (found: {have}); "
+            "repogym cannot download interpreters here"
+        )
     return matches[-1]
 
 
@@ -131,7 +137,9 @@ def install_script(task: Task, pristine: Path, interpreter: Interpreter) -> str:
 
 def _detected_install(pristine: Path, uv: str) -> list[str]:
     lines = []
-    for requirements in sorted(pristine.glob("requirements*.txt")) + sorted(pristine.glob("requirements/*.txt")):
+    for requirements in sorted(pristine.glob("requirements*.txt")) + sorted(
+        pristine.glob("requirements/*.txt")
+    ):
         lines.append(f"{uv} -r {_quote(str(requirements.relative_to(pristine)))}")
     if any((pristine / name).exists() for name in ("pyproject.toml", "setup.py", "setup.cfg")):
         extras = _test_extras(pristine)
@@ -193,7 +201,9 @@ class EnvBuilder:
             (envs / f"{key}.ok").touch()
             return EnvHandle(key, venv, interpreter, log_path, time.perf_counter() - started)
 
-    def _build(self, task: Task, pristine: Path, interpreter: Interpreter, venv: Path, log_path: Path) -> None:
+    def _build(
+        self, task: Task, pristine: Path, interpreter: Interpreter, venv: Path, log_path: Path
+    ) -> None:
         script = install_script(task, pristine, interpreter)
         staging = Path(tempfile.mkdtemp(prefix=venv.name + ".", dir=venv.parent))
         uv_cache = cache_dir("uv-cache")
@@ -226,14 +236,20 @@ class EnvBuilder:
                 "UV_SYSTEM_CERTS": "1",
                 "UV_NATIVE_TLS": "1",
                 "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt",
-                **{k: v for k, v in os.environ.items() if k in ("UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX")},
+                **{
+                    k: v
+                    for k, v in os.environ.items()
+                    if k in ("UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX")
+                },
             }
             result = self.sandbox.run(script, mounts, BUILD_LIMITS, env=env)
             log_path.write_text(f"# build script\n{script}\n# output\n{result.output}\n", encoding="utf-8")
             if not result.ok:
                 tail = "\n".join(result.output.strip().splitlines()[-15:])
                 why = "timed out" if result.timed_out else f"exit code {result.exit_code}"
-                raise EnvBuildError(f"environment build for {task.repo} failed ({why}); log {log_path}; tail:\n{tail}")
+                raise EnvBuildError(
+                    f"environment build for {task.repo} failed ({why}); log {log_path}; tail:\n{tail}"
+                )
             if venv.exists():
                 shutil.rmtree(venv)
             os.replace(staging, venv)

@@ -39,7 +39,13 @@ class LocalSandbox:
         _warn()
 
     def run(
-        self, command: str, mounts: Mounts, limits: Limits, *, cwd: str = REPO_DIR, env: dict[str, str] | None = None
+        self,
+        command: str,
+        mounts: Mounts,
+        limits: Limits,
+        *,
+        cwd: str = REPO_DIR,
+        env: dict[str, str] | None = None,
     ) -> ExecResult:
         workspace = mounts.workspace
         environment = jail_environment(mounts)
@@ -59,7 +65,11 @@ class LocalSandbox:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size_mb * 2**20,) * 2)
 
         return run_process(
-            ["/bin/sh", "-c", command], limits, env=environment, cwd=_to_host(cwd, host_paths), preexec_fn=_limits
+            ["/bin/sh", "-c", command],
+            limits,
+            env=environment,
+            cwd=_to_host(cwd, host_paths),
+            preexec_fn=_limits,
         )
 
 

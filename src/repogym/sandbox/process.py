@@ -6,6 +6,7 @@ under `bwrap` and `local`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
@@ -71,7 +72,7 @@ def run_process(
         stderr=subprocess.STDOUT,
         env=env,
         cwd=cwd,
-        preexec_fn=_child_setup,  # noqa: PLW1509 - needed for setsid and pdeathsig
+        preexec_fn=_child_setup,
         close_fds=True,
     )
     buffer = _CappedBuffer(limits.output_bytes)
@@ -138,10 +139,8 @@ def _drained(stream, buffer: _CappedBuffer) -> bool:
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _set_pdeathsig() -> None:

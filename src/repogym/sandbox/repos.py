@@ -30,7 +30,9 @@ def git(*args: str, cwd: Path | None = None, input: bytes | None = None, check: 
     }
     result = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, env=env)
     if check and result.returncode != 0:
-        raise RepoSourceError(f"git {' '.join(args[:3])} failed: {result.stderr.decode(errors='replace').strip()}")
+        raise RepoSourceError(
+            f"git {' '.join(args[:3])} failed: {result.stderr.decode(errors='replace').strip()}"
+        )
     return result.stdout
 
 
@@ -45,12 +47,21 @@ def resolve_repo_source(task: Task, repos_dir: str | os.PathLike[str] | None = N
     if repos_dir is not None:
         owner, _, name = task.repo.partition("/")
         root = Path(repos_dir)
-        for candidate in (root / f"{owner}__{name}", root / owner / name, root / (name or owner), root / task.repo):
+        for candidate in (
+            root / f"{owner}__{name}",
+            root / owner / name,
+            root / (name or owner),
+            root / task.repo,
+        ):
             tried.append(str(candidate))
             if (candidate / ".git").exists() or (candidate / "HEAD").exists():
                 return str(candidate.resolve())
-    where = f"; looked in {', '.join(tried)}" if tried else "; pass --repos-dir DIR holding owner__name clones"
-    raise RepoSourceError(f"task {task.instance_id}: no repository for {task.repo!r} (repo_source is empty){where}")
+    where = (
+        f"; looked in {', '.join(tried)}" if tried else "; pass --repos-dir DIR holding owner__name clones"
+    )
+    raise RepoSourceError(
+        f"task {task.instance_id}: no repository for {task.repo!r} (repo_source is empty){where}"
+    )
 
 
 def mirror(source: str, commits: tuple[str, ...] = ()) -> Path:
@@ -68,7 +79,9 @@ def mirror(source: str, commits: tuple[str, ...] = ()) -> Path:
             git("fetch", "--quiet", "--prune", source, "+refs/*:refs/*", cwd=path, check=False)
             still = [c for c in missing if not _has_commit(path, c)]
             if still:
-                raise RepoSourceError(f"{source}: commit(s) {', '.join(c[:12] for c in still)} not found in the repository")
+                raise RepoSourceError(
+                    f"{source}: commit(s) {', '.join(c[:12] for c in still)} not found in the repository"
+                )
     return path
 
 

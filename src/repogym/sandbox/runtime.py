@@ -54,7 +54,11 @@ class TaskRuntime:
 
     @classmethod
     def create(
-        cls, task: Task, sandbox: str | Sandbox = "bwrap", repos_dir: str | None = None, limits: Limits | None = None
+        cls,
+        task: Task,
+        sandbox: str | Sandbox = "bwrap",
+        repos_dir: str | None = None,
+        limits: Limits | None = None,
     ) -> TaskRuntime:
         return cls(task, make_sandbox(sandbox), repos_dir, limits or Limits())
 
@@ -109,7 +113,9 @@ class Episode:
             extra=tuple(binds),
         )
 
-    def run(self, command: str, *, limits: Limits | None = None, env: dict[str, str] | None = None) -> ExecResult:
+    def run(
+        self, command: str, *, limits: Limits | None = None, env: dict[str, str] | None = None
+    ) -> ExecResult:
         return self.runtime.sandbox.run(command, self.mounts(), limits or self.runtime.limits, env=env)
 
     def put_file(self, name: str, content: str | bytes) -> str:
