@@ -12,4 +12,6 @@ fi
 PYTHON="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
+# torch first and pinned: on these machines 2.13.0 is a local CPU wheel; an unpinned torch pulls GBs of CUDA.
+.venv/bin/python -m pip install -q "torch==2.13.0"
 .venv/bin/python -m pip install -q -e ".[dev]"
