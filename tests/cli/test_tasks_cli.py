@@ -54,16 +54,7 @@ def test_version_from_the_installed_script():
     assert done.stdout.strip() == f"repogym {__version__}"
 
 
-def _help_cases():
-    # The root's help comes from typer.Typer(help=...) in repogym/cli/__init__.py, which hides the
-    # callback docstring that holds the example; strict, so the marker goes once that is fixed.
-    root_has_no_example = pytest.mark.xfail(
-        strict=True, reason="repogym/cli/__init__.py: Typer(help=...) overrides the docstring's Example"
-    )
-    return [path if path else pytest.param(path, marks=root_has_no_example) for path in _all_commands()]
-
-
-@pytest.mark.parametrize("command", _help_cases(), ids=lambda path: " ".join(path) or "repogym")
+@pytest.mark.parametrize("command", _all_commands(), ids=lambda path: " ".join(path) or "repogym")
 def test_every_help_has_an_example(command):
     result = invoke(*command, "--help")
     assert result.exit_code == 0

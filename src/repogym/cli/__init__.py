@@ -18,7 +18,10 @@ from repogym.errors import RepogymError
 
 app = typer.Typer(
     name="repogym",
-    help="Turn your repositories into verifiable tasks, sandboxed gyms and RL training for code agents.",
+    help=(
+        "Turn your repositories into verifiable tasks, sandboxed gyms and RL training for code agents.\n\n"
+        "Example: repogym quickstart    (sample repos -> mine -> validate -> grade)"
+    ),
     no_args_is_help=True,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
