@@ -5,12 +5,20 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
-from repogym.cli import app
+from repogym.cli import app, common
 
 RUNNER = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def wide_console(monkeypatch):
+    """Rich fixes the width when the console is made (from COLUMNS then); tables must not wrap here."""
+    for console in (common.console, common.err_console):
+        monkeypatch.setattr(console, "_width", 200)
 
 
 def test_check_prints_the_resolved_config_with_overrides(examples_dir):
@@ -66,8 +74,3 @@ def test_bad_override_is_a_clear_error(examples_dir):
     )
     assert result.exit_code == 2
     assert "override 'rollout.max_steps': expected key.path=value" in result.stderr
-
-
-def test_help_has_an_example():
-    result = RUNNER.invoke(app, ["config", "check", "--help"])
-    assert "Example: repogym config check examples/seed_grpo.yaml" in result.stdout

@@ -12,15 +12,21 @@ import typer.main
 from typer.testing import CliRunner
 
 from repogym import __version__
-from repogym.cli import app
+from repogym.cli import app, common
 from repogym.dataset import load_tasks
 
 RUNNER = CliRunner()
-WIDE = {"COLUMNS": "200"}  # keep rich from wrapping table rows and patch lines
+
+
+@pytest.fixture(autouse=True)
+def wide_console(monkeypatch):
+    """Rich fixes the width when the console is made (from COLUMNS then); tables must not wrap here."""
+    for console in (common.console, common.err_console):
+        monkeypatch.setattr(console, "_width", 200)
 
 
 def invoke(*args: str):
-    return RUNNER.invoke(app, list(args), env=WIDE)
+    return RUNNER.invoke(app, list(args))
 
 
 def run_main(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -14,6 +14,8 @@ from rich.text import Text
 from repogym.errors import RepogymError
 
 # Emoji codes and highlighting would rewrite task text such as ":fire:" or numbers in patches.
+# Print single lines (paths, patch lines, errors) with soft_wrap=True so they stay whole and
+# copyable at any width; not as a console default, which would crop panels instead of wrapping.
 console = Console(highlight=False, emoji=False)
 err_console = Console(stderr=True, highlight=False, emoji=False)
 

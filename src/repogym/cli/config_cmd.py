@@ -32,7 +32,7 @@ def check(
     Example: repogym config check examples/seed_grpo.yaml rollout.max_steps=20 learning_rate=5e-6
     """
     config = load_config(file, overrides or [])
-    console.print(f"[green]ok[/] {escape(str(file))}")
+    console.print(f"[green]ok[/] {escape(str(file))}", soft_wrap=True)
     console.print(
         yaml.safe_dump(config_to_dict(config), sort_keys=False), end="", markup=False, soft_wrap=True
     )

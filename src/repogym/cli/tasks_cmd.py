@@ -43,7 +43,7 @@ def import_tasks(
     """
     format_for_path(out)  # a bad suffix fails before the input is read
     count = save_tasks(load_tasks(file), out)
-    console.print(f"[green]wrote[/] {count} tasks to {escape(str(out))}")
+    console.print(f"[green]wrote[/] {count} tasks to {escape(str(out))}", soft_wrap=True)
 
 
 @app.command("export")
@@ -62,7 +62,9 @@ def export_tasks(
     """
     format_for_path(out)
     count = save_tasks(load_tasks(file), out, style=format)
-    console.print(f"[green]wrote[/] {count} tasks to {escape(str(out))} ({format.value} form)")
+    console.print(
+        f"[green]wrote[/] {count} tasks to {escape(str(out))} ({format.value} form)", soft_wrap=True
+    )
 
 
 def _dist_row(table: Table, label: str, dist: Distribution) -> None:
@@ -85,7 +87,7 @@ def stats(
     if json_out:
         print_json(figures.to_dict())
         return
-    console.print(Text(f"{figures.count} tasks in {file}"))
+    console.print(Text(f"{figures.count} tasks in {file}"), soft_wrap=True)
     repos = Table(title="tasks per repo")
     repos.add_column("repo")
     repos.add_column("tasks", justify="right")
@@ -132,7 +134,8 @@ def show(
         Text.assemble(
             (task.instance_id, "bold"),
             f"  repo {task.repo} @ {task.base_commit[:12]}  source {task.source.value}{licence}",
-        )
+        ),
+        soft_wrap=True,
     )
     console.print(Panel(Text(task.problem_statement or "(empty)"), title="problem statement", expand=False))
     if task.hints_text:
