@@ -13,7 +13,7 @@ import typer
 
 from repogym import __version__
 from repogym.cli import config_cmd, tasks_cmd
-from repogym.cli.common import console, err_console
+from repogym.cli.common import console, print_error
 from repogym.errors import RepogymError
 
 app = typer.Typer(
@@ -67,5 +67,5 @@ def main() -> None:
     try:
         app()
     except RepogymError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        print_error(exc)
         sys.exit(2)

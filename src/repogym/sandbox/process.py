@@ -57,14 +57,9 @@ def run_process(
 ) -> ExecResult:
     """Run `argv` in its own process group; kill the group on timeout or runaway output."""
     started = time.monotonic()
-
-    def _child_setup() -> None:
-        os.setsid()
-        # Die with repogym even if it is SIGKILLed (bwrap adds its own --die-with-parent below us).
-        _set_pdeathsig()
-        if preexec_fn is not None:
-            preexec_fn()
-
+    # No Python code runs between fork and exec unless a backend asks for it (local's rlimits):
+    # preexec_fn is unsafe with threads, and grading runs many sandboxes from a thread pool.
+    # bwrap's --die-with-parent takes the jail down if repogym dies.
     process = subprocess.Popen(
         list(argv),
         stdin=subprocess.DEVNULL,
@@ -72,7 +67,8 @@ def run_process(
         stderr=subprocess.STDOUT,
         env=env,
         cwd=cwd,
-        preexec_fn=_child_setup,
+        preexec_fn=preexec_fn,  # only the local backend sets one (its rlimits)
+        start_new_session=True,
         close_fds=True,
     )
     buffer = _CappedBuffer(limits.output_bytes)
@@ -141,14 +137,3 @@ def _drained(stream, buffer: _CappedBuffer) -> bool:
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-
-
-def _set_pdeathsig() -> None:
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
-    except OSError:
-        pass
