@@ -1,0 +1,96 @@
+"""`repogym samples generate`: write sample repositories with planted bug fixes, their PR exports and answer keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from repogym.cli.common import console, print_json
+from repogym.samples import SampleRepo, generate_suite
+
+app = typer.Typer(
+    help="Generate small Python libraries whose git history holds real, verifiable bug fixes.",
+    no_args_is_help=True,
+)
+
+
+@app.command("generate")
+def generate(
+    out_dir: Path = typer.Argument(
+        ..., metavar="OUT_DIR", help="Folder for the repositories, their PR exports and manifests."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Same seed, same repositories and commit shas."),
+    repos: int = typer.Option(
+        3, "--repos", min=1, help="How many repositories (each a different library while kinds last)."
+    ),
+    license: list[str] = typer.Option(
+        ["MIT"],
+        "--license",
+        help="SPDX id of the licence; repeat it to alternate (MIT, Apache-2.0, BSD-3-Clause, GPL-3.0-only).",
+    ),
+    bug_fixes: int = typer.Option(
+        3, "--bug-fixes", min=1, help="Planted bug fixes per repository (at most 6)."
+    ),
+    prs: bool = typer.Option(
+        True, "--prs/--no-prs", help="Land some fixes as merged PRs and write a PR/issue export."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the manifests as JSON instead of tables."),
+) -> None:
+    """Write sample repositories into OUT_DIR, with `<name>.prs.jsonl` and `<name>.manifest.json` beside each.
+
+    Example: repogym samples generate /tmp/samples --seed 1 --repos 3 --license MIT --license GPL-3.0-only
+    """
+    generated = generate_suite(
+        out_dir,
+        seed=seed,
+        n_repos=repos,
+        license=license,
+        n_bug_fixes=bug_fixes,
+        with_prs=prs,
+        manifests=True,
+    )
+    if json_out:
+        print_json([repo.to_dict() for repo in generated])
+        return
+    console.print(_repos_table(generated, out_dir))
+    console.print(_fixes_table(generated))
+    count = len(generated)
+    console.print(
+        f"[green]wrote[/] {count} repositor{'y' if count == 1 else 'ies'} with manifests to {out_dir}"
+    )
+
+
+def _repos_table(repos: list[SampleRepo], out_dir: Path) -> Table:
+    table = Table(title=f"sample repositories in {out_dir}")
+    for column in ("repo", "library", "licence", "commits", "head", "secret in"):
+        table.add_column(column, no_wrap=True)
+    for repo in repos:
+        table.add_row(
+            repo.name,
+            repo.library,
+            repo.license,
+            str(len(repo.commits)),
+            repo.head[:8],
+            repo.secret.added_in[:8],
+        )
+    return table
+
+
+def _fixes_table(repos: list[SampleRepo]) -> Table:
+    table = Table(title="planted fixes")
+    for column in ("repo", "fix", "kind", "PR / issue", "commit"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("FAIL_TO_PASS", overflow="fold")
+    for repo in repos:
+        for fix in repo.fixes:
+            link = f"#{fix.pr_number} / #{fix.issue_number}" if fix.pr_number else "-"
+            tests = "\n".join(test.split("::")[-1] for test in fix.FAIL_TO_PASS)
+            table.add_row(repo.name, fix.slug, fix.kind.value, link, fix.fix_commit[:8], tests)
+    return table
+
+
+def register(root: typer.Typer) -> None:
+    """Add `repogym samples ...` to the root app."""
+    root.add_typer(app, name="samples")

@@ -1,0 +1,99 @@
+"""Write a planned history into a new git repository with one `git fast-import` run.
+
+Every author, committer, date and time zone is in the stream, and the git
+processes run with the user's and system's git config switched off, so the
+same plan always gives the same commit shas. Three git processes per
+repository in all (init, fast-import, checkout), whatever the history's length.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from repogym.errors import ConfigError
+from repogym.samples.plan import Plan, PlannedCommit
+
+NULL_SHA = "0" * 40
+
+
+def git_env() -> dict[str, str]:
+    """The environment for git: no GIT_* from the caller, no user or system config."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    return env
+
+
+def git(cwd: Path, *args: str, stdin: bytes | None = None) -> str:
+    result = subprocess.run(
+        ["git", *args], cwd=cwd, input=stdin, capture_output=True, env=git_env(), check=False
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed in {cwd}: {result.stderr.decode(errors='replace')}")
+    return result.stdout.decode()
+
+
+def _data(payload: str) -> bytes:
+    encoded = payload.encode("utf-8")
+    return b"data %d\n" % len(encoded) + encoded + b"\n"
+
+
+def _commit_block(
+    commit: PlannedCommit, mark: int, marks: dict[str, int], parent_files: dict[str, str]
+) -> bytes:
+    message = commit.message if commit.message.endswith("\n") else commit.message + "\n"
+    out = [
+        f"commit refs/heads/{commit.ref}\nmark :{mark}\n".encode(),
+        f"author {commit.author.signature(commit.when)}\n".encode(),
+        f"committer {commit.committer.signature(commit.when)}\n".encode(),
+        _data(message),
+    ]
+    if commit.parents:
+        out.append(f"from :{marks[commit.parents[0]]}\n".encode())
+        out += [f"merge :{marks[parent]}\n".encode() for parent in commit.parents[1:]]
+    # The tree starts as the first parent's: write what differs from it.
+    for path in sorted(set(parent_files) - set(commit.files)):
+        out.append(f"D {path}\n".encode())
+    for path, text in sorted(commit.files.items()):
+        if parent_files.get(path) != text:
+            out.append(f"M 100644 inline {path}\n".encode() + _data(text))
+    out.append(b"\n")
+    if commit.tag:
+        out.append(f"reset refs/tags/{commit.tag}\nfrom :{mark}\n\n".encode())
+    return b"".join(out)
+
+
+def fast_import_stream(plan: Plan) -> bytes:
+    """The fast-import stream of the whole plan; PR branches are deleted at the end, as after a merge on GitHub."""
+    marks: dict[str, int] = {}
+    trees: dict[str, dict[str, str]] = {}
+    blocks = []
+    for number, commit in enumerate(plan.commits, start=1):
+        parent_files = trees[commit.parents[0]] if commit.parents else {}
+        blocks.append(_commit_block(commit, number, marks, parent_files))
+        marks[commit.key] = number
+        trees[commit.key] = commit.files
+    blocks += [f"reset refs/heads/{branch}\nfrom {NULL_SHA}\n\n".encode() for branch in plan.branches]
+    return b"".join(blocks)
+
+
+def write_repository(path: Path, plan: Plan, branch: str = "main") -> dict[str, str]:
+    """Create the repository at `path` (absent or empty) and check out `branch`; returns planner key -> sha."""
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise ConfigError(f"sample repo path {path}: exists and is not an empty directory")
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "--quiet", f"--initial-branch={branch}")
+    marks_file = path / ".git" / "repogym-marks"
+    git(
+        path,
+        "fast-import",
+        "--quiet",
+        "--date-format=raw",
+        f"--export-marks={marks_file}",
+        stdin=fast_import_stream(plan),
+    )
+    by_mark = dict(line.split() for line in marks_file.read_text().splitlines())
+    marks_file.unlink()
+    git(path, "reset", "--quiet", "--hard", branch)
+    return {commit.key: by_mark[f":{number}"] for number, commit in enumerate(plan.commits, start=1)}
