@@ -27,3 +27,39 @@ def swebench_sample_path() -> Path:
 def swebench_rows(swebench_sample_path: Path) -> list[dict[str, Any]]:
     """The sample's rows as SWE-bench's harness reads them (a fresh copy per test)."""
     return json.loads(swebench_sample_path.read_text(encoding="utf-8"))
+
+
+# -- the toy task, for everything that runs the real sandbox --------------------------------------
+
+
+@pytest.fixture(scope="session")
+def toy_task(tmp_path_factory: pytest.TempPathFactory):
+    """A one-bug git repo and its task (repogym.testing); REPOGYM_CACHE is shared by xdist workers."""
+    import os
+
+    from repogym.testing import make_toy_task
+
+    # One cache for every xdist worker of this run, so each environment is built once (file lock).
+    os.environ["REPOGYM_CACHE"] = str(tmp_path_factory.getbasetemp().parent / "repogym-cache")
+    return make_toy_task(tmp_path_factory.mktemp("toy"))
+
+
+@pytest.fixture(scope="session")
+def toy_runtime(toy_task):
+    """The toy task's prepared runtime (mirror, pristine checkout, uv environment) under bwrap."""
+    from repogym.sandbox.runtime import TaskRuntime
+
+    return TaskRuntime.create(toy_task, "bwrap").prepare()
+
+
+@pytest.fixture
+def episode(toy_runtime):
+    with toy_runtime.episode() as ep:
+        yield ep
+
+
+@pytest.fixture
+def host_secret(tmp_path: Path) -> Path:
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("TOP-SECRET-HOST-VALUE\n")
+    return secret
