@@ -15,7 +15,7 @@ from repogym.errors import RepogymError
 from repogym.task import Task
 
 if TYPE_CHECKING:
-    from repogym.grading.grade import GradeResult
+    from repogym.grading.report import GradeResult
 
 
 def grade(task: Task, patch: str, **kwargs: Any) -> GradeResult:
