@@ -34,7 +34,15 @@ def _register_optional_commands() -> None:
     """Stages that live in their own modules register themselves here."""
     import importlib
 
-    for module in ("grade_cmd", "mine_cmd", "validate_cmd", "scrub_cmd", "samples_cmd", "env_cmd", "rollout_cmd"):
+    for module in (
+        "grade_cmd",
+        "mine_cmd",
+        "validate_cmd",
+        "scrub_cmd",
+        "samples_cmd",
+        "env_cmd",
+        "rollout_cmd",
+    ):
         try:
             loaded = importlib.import_module(f"repogym.cli.{module}")
         except ModuleNotFoundError as exc:
@@ -55,7 +63,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version."
+    ),
 ) -> None:
     """repogym: mine tasks from git history, run them in sandboxes, grade, roll out and train.
 
@@ -63,7 +73,14 @@ def _root(
     """
 
 
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:  # type: ignore[no-untyped-def]
+    return f"warning: {message}\n"
+
+
 def main() -> None:
+    import warnings
+
+    warnings.formatwarning = _one_line_warning  # a CLI user needs the message, not our source line
     try:
         app()
     except RepogymError as exc:

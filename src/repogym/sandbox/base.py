@@ -119,6 +119,8 @@ class Sandbox(Protocol):
     name: str
     isolated: bool
     """False for backends that protect nothing (local)."""
+    supports_overlay: bool
+    """True when the backend mounts `Mounts.overlay` itself; else episodes get a private copy."""
 
     def run(
         self,

@@ -87,6 +87,8 @@ class BwrapSandbox:
 
     def __init__(self, uid: int = SANDBOX_UID) -> None:
         self.uid = uid
+        # overlayfs needs root here (bwrap 0.8 has no overlay options); REPOGYM_NO_OVERLAY=1 forces copies.
+        self.supports_overlay = is_root() and os.environ.get("REPOGYM_NO_OVERLAY", "") in ("", "0")
         bwrap_path()
         if not is_root():
             _warn_unprivileged()

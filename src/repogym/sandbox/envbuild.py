@@ -210,7 +210,7 @@ class EnvBuilder:
         if is_root():
             for path in (staging, uv_cache):
                 os.chown(path, SANDBOX_UID, SANDBOX_UID)
-        layer = EpisodeLayer.create(pristine)
+        layer = EpisodeLayer.create(pristine, overlay=self.sandbox.supports_overlay)
         try:
             import uv
 

@@ -14,7 +14,6 @@ Not guaranteed (everything bwrap adds):
 
 from __future__ import annotations
 
-import functools
 import resource
 import warnings
 
@@ -23,7 +22,6 @@ from repogym.sandbox.bwrap import jail_environment
 from repogym.sandbox.process import run_process
 
 
-@functools.cache
 def _warn() -> None:
     warnings.warn(
         "sandbox 'local' runs model-written code on this machine WITHOUT isolation (network, files, processes)",
@@ -34,6 +32,7 @@ def _warn() -> None:
 class LocalSandbox:
     name = "local"
     isolated = False
+    supports_overlay = False
 
     def __init__(self) -> None:
         _warn()

@@ -78,7 +78,7 @@ class TaskRuntime:
     def episode(self) -> Episode:
         if self.pristine is None or self.env is None or self.mirror_path is None:
             raise SandboxError("TaskRuntime.prepare() must run before episode()")
-        return Episode(self, EpisodeLayer.create(self.pristine))
+        return Episode(self, EpisodeLayer.create(self.pristine, overlay=self.sandbox.supports_overlay))
 
 
 class Episode:

@@ -86,10 +86,14 @@ def _materialise(mirror_path: Path, commit: str, dest: Path) -> None:
             os.link(_blob_path(store, sha.decode(), _MODES[mode]), target)
     _make_git_dir(mirror_path, commit, dest)
     if owner is not None:
-        for root, dirs, files in os.walk(dest):
-            for name in (*dirs, *files):
-                os.lchown(os.path.join(root, name), owner, owner)
-        os.chown(dest, owner, owner)
+        _chown_tree(dest, owner)
+
+
+def _chown_tree(top: Path, owner: int) -> None:
+    os.chown(top, owner, owner)
+    for root, dirs, files in os.walk(top):
+        for name in (*dirs, *files):
+            os.lchown(os.path.join(root, name), owner, owner)
 
 
 def _blob_path(store: Path, sha: str, mode: int) -> Path:
@@ -147,18 +151,16 @@ class EpisodeLayer:
     pristine: Path
     root: Path
     """The episode's own folder (layer, tmp, out); removed by close()."""
+    uses_overlay: bool
+    """True: an overlayfs layer (the backend mounts it per command); False: a private copy."""
 
     @classmethod
-    def create(cls, pristine: Path) -> EpisodeLayer:
+    def create(cls, pristine: Path, overlay: bool) -> EpisodeLayer:
         root = cache_dir("episodes") / f"{int(time.time())}-{uuid.uuid4().hex[:12]}"
         root.mkdir()
-        layer = cls(pristine, root)
+        layer = cls(pristine, root, overlay)
         layer.reset()
         return layer
-
-    @property
-    def uses_overlay(self) -> bool:
-        return is_root()
 
     @property
     def tmp(self) -> Path:
@@ -190,12 +192,16 @@ class EpisodeLayer:
             for name in ("upper", "work", "merged"):
                 (self.root / name).mkdir(exist_ok=True)
         else:
-            shutil.copytree(self.pristine, self.root / "copy", symlinks=True)
+            copy = self.root / "copy"
+            shutil.copytree(self.pristine, copy, symlinks=True)
+            if owner is not None:
+                _chown_tree(copy, owner)
         (self.tmp / "home").mkdir(parents=True)
         self.out.mkdir()
         if owner is not None:
             for path in (self.root / "upper", self.root / "work", self.tmp, self.tmp / "home", self.out):
-                os.chown(path, owner, owner)
+                if path.exists():
+                    os.chown(path, owner, owner)
         return time.perf_counter() - started
 
     def close(self) -> None:
