@@ -153,7 +153,7 @@ def generate_suite(
             seed=seed * 1000 + index,
             name=name,
             license=licenses[index % len(licenses)],
-            n_bug_fixes=min(n_bug_fixes, len(LIBRARIES.get(kind).bugs)),
+            n_bug_fixes=n_bug_fixes,
             with_prs=with_prs,
             library=kind,
         )

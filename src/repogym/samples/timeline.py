@@ -16,6 +16,7 @@ are named by keys until git gives them shas. The timeline:
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Iterable
 
@@ -174,30 +175,17 @@ class Planner:
             secret.added_key = fix.fix_key
 
     def fix_pr(self, fix: PlannedFix) -> None:
-        bug, rng = fix.bug, self.rng
+        """An issue, a branch with the fix, a docs commit on main meanwhile, then a merge commit."""
+        bug = fix.bug
         fix.issue_number = self.issue(bug)
-        fixer = rng.choice(self.team[1:])
-        fork_key, fork_files = self.head, dict(self.files)
         fix.pr_number = next(self.numbers)
-        branch = f"fix-{bug.slug}"
-        tip, branch_files, keys = fork_key, fork_files, []
-        if rng.random() < 0.5:  # test first, as a separate commit on the branch
-            branch_files = self.edited(branch_files, [Edit(bug.test_path, "", bug.regression_test)], bug.slug)
-            message = f"Add a failing test for #{fix.issue_number}"
-            tip = self.commit(message, branch_files, CommitKind.PR_BRANCH, fixer, ref=branch, parents=(tip,))
-            keys.append(tip)
-        with_test = not keys
-        branch_files = self.edited(branch_files, self.fix_edits(bug, with_test), bug.slug)
-        branch_files["CHANGELOG.md"] = self.changelog.render(extra=(bug.fix_title + ".",))
-        tip = self.commit(
-            bug.fix_title, branch_files, CommitKind.PR_BRANCH, fixer, ref=branch, parents=(tip,)
-        )
-        keys.append(tip)
-        opened = self.plan.commit(tip).when + rng.randint(300, HOUR)
+        fixer, branch, fork_files = self.rng.choice(self.team[1:]), f"fix-{bug.slug}", dict(self.files)
+        tip, branch_files = self.pr_branch(fix, fixer, branch)
+        opened = self.plan.commit(tip).when + self.rng.randint(300, HOUR)
         self.docs()  # main moves on while the PR is open
         merged = three_way_merge(fork_files, self.files, branch_files, branch)
         self.changelog.unreleased.append(bug.fix_title + ".")
-        fix.base_key, fix.branch_keys = self.head, tuple(keys)
+        fix.base_key = self.head
         message = f"Merge pull request #{fix.pr_number} from {fixer.login}/{branch}\n\n{bug.fix_title}"
         fix.fix_key = self.commit(
             message,
@@ -207,24 +195,41 @@ class Planner:
             committer=people.GITHUB,
             parents=(self.head, tip),
         )
+        self.record_pull(fix, fixer.login, branch, opened)
+
+    def pr_branch(self, fix: PlannedFix, fixer: Person, branch: str) -> tuple[str, dict[str, str]]:
+        """Commit the fix on a branch from main's head, half the time after a commit with the failing test."""
+        bug = fix.bug
+        tip, files, keys = self.head, dict(self.files), []
+        if self.rng.random() < 0.5:
+            files = self.edited(files, [Edit(bug.test_path, "", bug.regression_test)], bug.slug)
+            message = f"Add a failing test for #{fix.issue_number}"
+            tip = self.commit(message, files, CommitKind.PR_BRANCH, fixer, ref=branch, parents=(tip,))
+            keys.append(tip)
+        files = self.edited(files, self.fix_edits(bug, with_test=not keys), bug.slug)
+        files["CHANGELOG.md"] = self.changelog.render(extra=(bug.fix_title + ".",))
+        tip = self.commit(bug.fix_title, files, CommitKind.PR_BRANCH, fixer, ref=branch, parents=(tip,))
+        fix.branch_keys = (*keys, tip)
+        return tip, files
+
+    def record_pull(self, fix: PlannedFix, login: str, branch: str, opened: int) -> None:
+        """The pull in the export, and its issue closed by the maintainer right after the merge."""
+        assert fix.pr_number is not None and fix.issue_number is not None
         merged_at = self.plan.commit(fix.fix_key).when
-        review = Comment(
-            self.maintainer.login, "Thanks! Looks good to me.", merged_at - rng.randint(600, 3 * HOUR)
-        )
-        body = f"{bug.fix_body}\n\nFixes #{fix.issue_number}"
+        review_time = merged_at - self.rng.randint(600, 3 * HOUR)
         self.plan.pulls.append(
             PullPlan(
-                fix.pr_number,
-                bug.fix_title,
-                body,
-                fixer.login,
-                branch,
-                opened,
-                merged_at,
-                tip,
-                fix.base_key,
-                fix.fix_key,
-                (review,),
+                number=fix.pr_number,
+                title=fix.bug.fix_title,
+                body=f"{fix.bug.fix_body}\n\nFixes #{fix.issue_number}",
+                login=login,
+                branch=branch,
+                opened=opened,
+                merged=merged_at,
+                head_key=fix.branch_keys[-1],
+                base_key=fix.base_key,
+                merge_key=fix.fix_key,
+                comments=(Comment(self.maintainer.login, "Thanks! Looks good to me.", review_time),),
             )
         )
         self.close_issue(fix.issue_number, merged_at, f"Fixed in #{fix.pr_number}.")
@@ -247,19 +252,13 @@ class Planner:
         return number
 
     def close_issue(self, number: int, when: int, note: str) -> None:
-        for index, issue in enumerate(self.plan.issues):
-            if issue.number == number:
-                closing = Comment(self.maintainer.login, note, when + 60)
-                self.plan.issues[index] = IssuePlan(
-                    issue.number,
-                    issue.title,
-                    issue.body,
-                    issue.login,
-                    issue.opened,
-                    when + 60,
-                    issue.labels,
-                    (*issue.comments, closing),
-                )
+        closing = Comment(self.maintainer.login, note, when + 60)
+        self.plan.issues = [
+            dataclasses.replace(issue, closed=when + 60, comments=(*issue.comments, closing))
+            if issue.number == number
+            else issue
+            for issue in self.plan.issues
+        ]
 
     def question(self) -> None:
         """An open issue that no commit resolves (a question), as real trackers have."""
