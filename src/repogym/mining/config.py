@@ -1,0 +1,177 @@
+"""MiningConfig: every knob of `repogym mine`, each documented once, next to its field.
+
+Path rules use gitignore-like patterns (see `repogym.mining.split.PathRules`):
+a pattern ending in "/" names a folder anywhere in the path, a pattern with
+no "/" matches the file name, any other pattern matches the whole path.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from repogym.config import _Model
+
+
+class MiningConfig(_Model):
+    """How `repogym mine` walks a history, splits patches and filters candidates."""
+
+    branch: str = "HEAD"
+    """Revision whose first-parent line is mined (a branch, tag or sha)."""
+    since: str = ""
+    """Only commits committed at or after this ISO date/time (UTC when no offset); empty = no limit."""
+    until: str = ""
+    """Only commits committed at or before this ISO date/time (UTC when no offset); empty = no limit."""
+    max_candidates: int = Field(default=0, ge=0)
+    """Write at most this many candidates, the newest first; 0 = no limit. The rest are counted as over_max."""
+    repo_name: str = ""
+    """"owner/name" written in each task's `repo`; empty = from the origin remote's URL, else local/<folder>."""
+
+    test_paths: list[str] = Field(
+        default_factory=lambda: [
+            "tests/",
+            "test/",
+            "testing/",
+            "test_*.py",
+            "*_test.py",
+            "tests.py",
+            "conftest.py",
+        ]
+    )
+    """Paths that belong to the test patch (they take precedence over docs_paths)."""
+    docs_paths: list[str] = Field(
+        default_factory=lambda: [
+            "docs/",
+            "doc/",
+            "*.md",
+            "*.rst",
+            "*.adoc",
+            "CHANGELOG*",
+            "CHANGES*",
+            "HISTORY*",
+            "NEWS*",
+            "AUTHORS*",
+            "changelog.d/",
+            "newsfragments/",
+        ]
+    )
+    """Documentation and changelog paths: dropped from the code patch (tasks never ask for docs)."""
+    lock_paths: list[str] = Field(
+        default_factory=lambda: [
+            "poetry.lock",
+            "Pipfile.lock",
+            "uv.lock",
+            "pdm.lock",
+            "requirements*.txt",
+            "constraints*.txt",
+            "package-lock.json",
+            "yarn.lock",
+            "pnpm-lock.yaml",
+            "Cargo.lock",
+        ]
+    )
+    """Lock and pin files: a change touching only these (plus docs) is dropped as lock_only."""
+    vendored_paths: list[str] = Field(
+        default_factory=lambda: [
+            "vendor/",
+            "vendored/",
+            "_vendor/",
+            "third_party/",
+            "node_modules/",
+            "site-packages/",
+            "*_pb2.py",
+            "*_pb2_grpc.py",
+            "*_pb2.pyi",
+            "*.min.js",
+            "*.min.css",
+        ]
+    )
+    """Vendored or generated files: a change touching any of them is dropped (the fix is not the repo's own code)."""
+    python_paths: list[str] = Field(default_factory=lambda: ["*.py", "*.pyi", "*.pyx"])
+    """What counts as a Python change in the code patch."""
+
+    bot_authors: list[str] = Field(
+        default_factory=lambda: [
+            r"\[bot\]",
+            r"^dependabot",
+            r"^renovate",
+            r"^pre-commit-ci",
+            r"^github-actions",
+        ]
+    )
+    """Regular expressions (case-insensitive, searched) over the author name that mark a bot."""
+    bot_titles: list[str] = Field(
+        default_factory=lambda: [
+            r"^bump\b",
+            r"\[bot\]",
+            r"^chore\(deps",
+            r"^build\(deps",
+            r"^\[pre-commit\.ci\]",
+        ]
+    )
+    """Regular expressions (case-insensitive, searched) over the commit or PR title that mark a bot change."""
+
+    max_files: int = Field(default=10, ge=1)
+    """Largest number of files the code patch may touch; more is too_large."""
+    max_lines: int = Field(default=500, ge=1)
+    """Largest number of changed lines (added + removed) in the code patch; more is too_large."""
+    max_test_lines: int = Field(default=2000, ge=1)
+    """Largest number of changed lines in the test patch; more is too_large."""
+
+    skip_filters: list[str] = Field(default_factory=list)
+    """Filters to switch off by name (see `repogym.mining.filters.FILTER_NAMES`), e.g. ["no_test_change"]."""
+    merge_check_workers: int = Field(default=4, ge=1, le=64)
+    """Parallel `git merge-tree` runs used to check merge candidates for conflict resolutions."""
+
+    @field_validator("skip_filters")
+    @classmethod
+    def _known_filters(cls, names: list[str]) -> list[str]:
+        from repogym.mining.filters import FILTER_NAMES
+
+        unknown = [name for name in names if name not in FILTER_NAMES]
+        if unknown:
+            raise ValueError(f"unknown filter(s) {unknown}; known: {', '.join(FILTER_NAMES)}")
+        return names
+
+    @field_validator("since", "until")
+    @classmethod
+    def _iso_date(cls, value: str, info: ValidationInfo) -> str:
+        return normalise_date(value, end_of_day=info.field_name == "until") if value else value
+
+    @field_validator("repo_name")
+    @classmethod
+    def _owner_slash_name(cls, value: str) -> str:
+        if value and (value.count("/") != 1 or value.startswith("/") or value.endswith("/")):
+            raise ValueError(f"repo_name must look like 'owner/name', got {value!r}")
+        return value
+
+
+def normalise_date(value: str, end_of_day: bool = False) -> str:
+    """An ISO date or date-time as a full ISO date-time with offset (UTC when none is given).
+
+    A bare date means the start of that day, or its last second with `end_of_day`
+    (so `--until 2024-01-31` includes the 31st).
+
+    >>> normalise_date("2024-01-31")
+    '2024-01-31T00:00:00+00:00'
+    >>> normalise_date("2024-01-31", end_of_day=True)
+    '2024-01-31T23:59:59+00:00'
+    >>> normalise_date("2024-01-31T10:00:00+02:00")
+    '2024-01-31T10:00:00+02:00'
+    >>> normalise_date("last week")
+    Traceback (most recent call last):
+    ...
+    ValueError: expected an ISO date such as 2024-01-31 or 2024-01-31T12:00:00Z, got 'last week'
+    """
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ValueError(
+            f"expected an ISO date such as 2024-01-31 or 2024-01-31T12:00:00Z, got {value!r}"
+        ) from None
+    if len(value.strip()) == 10 and end_of_day:
+        parsed = datetime.combine(parsed.date(), time(23, 59, 59))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.isoformat()

@@ -1,0 +1,247 @@
+"""Why a candidate change is not a task: one named filter per reason, applied in a fixed order.
+
+A candidate is counted under the first filter that rejects it, so every commit
+lands in exactly one row of the funnel. "paths" filters read only the changed
+paths and the message (no file contents, so they run on every commit); "patch"
+filters read the split patch of the survivors; `merge_conflict` asks git for an
+automatic merge, and `duplicate` compares survivors with each other (both in
+`repogym.mining.mine`). Any filter can be switched off with
+`MiningConfig.skip_filters`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from typing import Literal
+
+from repogym.mining.config import MiningConfig
+from repogym.mining.history import Commit
+from repogym.mining.prs import PullRequest
+from repogym.mining.split import PathKind, PathRules, SplitPatch
+from repogym.registry import Registry
+
+_REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
+
+
+@dataclass(frozen=True)
+class PathSummary:
+    """What a change touches, from its raw path list (mode-only changes left out)."""
+
+    kinds: frozenset[PathKind]
+    code_files: int
+    """Files that would go to the code patch (code, lock and vendored files)."""
+    python_code: bool
+    submodule: bool
+
+    @classmethod
+    def of(cls, commit: Commit, rules: PathRules) -> PathSummary:
+        kinds: set[PathKind] = set()
+        code_files = 0
+        python_code = submodule = False
+        for change in commit.changes:
+            if change.mode_only:
+                continue
+            kind = rules.kind(change.path)
+            kinds.add(kind)
+            submodule = submodule or change.submodule
+            if kind in (PathKind.CODE, PathKind.LOCK, PathKind.VENDORED):
+                code_files += 1
+                python_code = python_code or (kind is PathKind.CODE and rules.is_python(change.path))
+        return cls(frozenset(kinds), code_files, python_code, submodule)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A change of the mined line that may become a task: a commit, or a merge with what it brought in."""
+
+    commit: Commit
+    instance_id: str
+    pull: PullRequest | None
+    pr_number: int | None
+    paths: PathSummary
+    split: SplitPatch | None = None
+    """Filled in for survivors of the path filters."""
+    undecodable: bool = False
+    """The patch holds bytes that are not UTF-8 (a JSON row cannot carry them byte-exact)."""
+    branch_commits: tuple[str, ...] = field(default=())
+
+    def with_split(self, split: SplitPatch, undecodable: bool) -> Candidate:
+        """The candidate with its patch split (a direct constructor call: dataclasses.replace is slow in bulk)."""
+        return Candidate(
+            self.commit, self.instance_id, self.pull, self.pr_number, self.paths, split, undecodable,
+            self.branch_commits,
+        )  # fmt: skip
+
+    @property
+    def kind(self) -> str:
+        """ "pr_merge" for a merge commit, "commit" for a single commit (squash merges included)."""
+        return "pr_merge" if self.commit.is_merge else "commit"
+
+
+@dataclass(frozen=True)
+class FilterContext:
+    """What filters may consult beyond the candidate itself."""
+
+    config: MiningConfig
+    reverted: AbstractSet[str] = frozenset()
+    """Shas (or prefixes of at least 7 characters) named by later "This reverts commit ..." messages."""
+    bot_author: Callable[[str], bool] = lambda name: False
+    bot_title: Callable[[str], bool] = lambda title: False
+
+    stages: dict[str, tuple[Filter, ...]] = field(default_factory=dict)
+    """The enabled filters of each stage, in order."""
+
+    def enabled(self, stage: str) -> tuple[Filter, ...]:
+        return self.stages.get(stage, ())
+
+
+def make_context(config: MiningConfig, reverted: AbstractSet[str] = frozenset()) -> FilterContext:
+    authors = re.compile("|".join(config.bot_authors), re.IGNORECASE) if config.bot_authors else None
+    titles = re.compile("|".join(config.bot_titles), re.IGNORECASE) if config.bot_titles else None
+    skipped = set(config.skip_filters)
+    stages: dict[str, tuple[Filter, ...]] = {}
+    for check in ORDERED_FILTERS:
+        if check.name not in skipped:
+            stages[check.stage] = (*stages.get(check.stage, ()), check)
+    return FilterContext(
+        config,
+        reverted,
+        (lambda name: bool(authors.search(name))) if authors else (lambda name: False),
+        (lambda title: bool(titles.search(title))) if titles else (lambda title: False),
+        stages,
+    )
+
+
+def reverted_shas(message: str) -> list[str]:
+    """Shas that a revert commit's message says it reverts.
+
+    >>> reverted_shas('Revert "Fix x"\\n\\nThis reverts commit 0123456789abcdef0123456789abcdef01234567.')
+    ['0123456789abcdef0123456789abcdef01234567']
+    """
+    return _REVERTS.findall(message)
+
+
+@dataclass(frozen=True)
+class Filter:
+    """One reason to reject a candidate."""
+
+    name: str
+    stage: Literal["paths", "patch", "repo", "set"]
+    description: str
+    rejects: Callable[[Candidate, FilterContext], bool] = lambda candidate, context: False
+
+
+FILTERS: Registry[Filter] = Registry("mining filter")
+_ORDER: list[Filter] = []
+
+
+def _add(filter_: Filter) -> None:
+    FILTERS.add(filter_.name, filter_)
+    _ORDER.append(filter_)
+
+
+def _register(name: str, stage: Literal["paths", "patch", "repo", "set"], description: str):
+    def decorator(
+        function: Callable[[Candidate, FilterContext], bool],
+    ) -> Callable[[Candidate, FilterContext], bool]:
+        _add(Filter(name, stage, description, function))
+        return function
+
+    return decorator
+
+
+@_register("bot", "paths", "made by a bot (author or title matches bot_authors / bot_titles)")
+def _bot(candidate: Candidate, context: FilterContext) -> bool:
+    pull = candidate.pull
+    return (
+        context.bot_author(candidate.commit.author_name)
+        or context.bot_title(candidate.commit.subject)
+        or (pull is not None and (context.bot_author(pull.author_login) or context.bot_title(pull.title)))
+    )
+
+
+@_register("revert", "paths", "reverts an earlier commit")
+def _revert(candidate: Candidate, context: FilterContext) -> bool:
+    return candidate.commit.subject.startswith("Revert ") or bool(_REVERTS.search(candidate.commit.message))
+
+
+@_register("reverted_later", "paths", "was reverted by a later commit (the fix did not hold)")
+def _reverted_later(candidate: Candidate, context: FilterContext) -> bool:
+    sha = candidate.commit.sha
+    return sha in context.reverted or any(
+        sha.startswith(prefix) for prefix in context.reverted if len(prefix) < 40
+    )
+
+
+@_register("empty", "paths", "changes no file content (nothing, or only file modes)")
+def _empty(candidate: Candidate, context: FilterContext) -> bool:
+    return not candidate.paths.kinds
+
+
+@_register("lock_only", "paths", "changes only lock or pin files (and maybe docs)")
+def _lock_only(candidate: Candidate, context: FilterContext) -> bool:
+    kinds = candidate.paths.kinds
+    return PathKind.LOCK in kinds and kinds <= {PathKind.LOCK, PathKind.DOCS}
+
+
+@_register("docs_only", "paths", "changes only documentation or changelogs")
+def _docs_only(candidate: Candidate, context: FilterContext) -> bool:
+    return candidate.paths.kinds == {PathKind.DOCS}
+
+
+@_register("vendored", "paths", "touches vendored or generated files, or a submodule")
+def _vendored(candidate: Candidate, context: FilterContext) -> bool:
+    return PathKind.VENDORED in candidate.paths.kinds or candidate.paths.submodule
+
+
+@_register("no_python_change", "paths", "the code patch would change no Python file")
+def _no_python_change(candidate: Candidate, context: FilterContext) -> bool:
+    return not candidate.paths.python_code
+
+
+@_register("no_test_change", "paths", "changes no test file (nothing could prove the fix)")
+def _no_test_change(candidate: Candidate, context: FilterContext) -> bool:
+    return PathKind.TEST not in candidate.paths.kinds
+
+
+@_register("binary_change", "patch", "the code patch changes a binary file, or a patch is not UTF-8 text")
+def _binary_change(candidate: Candidate, context: FilterContext) -> bool:
+    split = candidate.split
+    return candidate.undecodable or (split is not None and any(diff.binary for diff in split.code))
+
+
+@_register("too_large", "patch", "the code patch exceeds max_files or max_lines, or the tests max_test_lines")
+def _too_large(candidate: Candidate, context: FilterContext) -> bool:
+    split, config = candidate.split, context.config
+    if split is None:
+        return candidate.paths.code_files > config.max_files
+    return (
+        len(split.code) > config.max_files
+        or split.code_lines > config.max_lines
+        or split.test_lines > config.max_test_lines
+    )
+
+
+_add(
+    Filter(
+        "merge_conflict",
+        "repo",
+        "a merge whose result differs from git's automatic merge (conflict or hand edit)",
+    )
+)
+_add(Filter("duplicate", "set", "same normalised diff as an older candidate"))
+
+#: Every filter, in the order they are applied.
+ORDERED_FILTERS: tuple[Filter, ...] = tuple(_ORDER)
+FILTER_NAMES: tuple[str, ...] = tuple(f.name for f in ORDERED_FILTERS)
+
+
+def first_rejection(candidate: Candidate, context: FilterContext, stage: str) -> str | None:
+    """The name of the first enabled filter of `stage` that rejects the candidate, or None."""
+    for check in context.enabled(stage):
+        if check.rejects(candidate, context):
+            return check.name
+    return None

@@ -1,0 +1,377 @@
+"""Reading a git history fast: a few batch `git` processes, never one per commit.
+
+- `iter_first_parent` streams one `git log --first-parent --raw -z` over the
+  mined line: metadata and changed paths of every commit, no file contents.
+- `list_commits` reads the whole graph (parents, author times) in one `git log`
+  without diffs, to account for commits that arrived through merges.
+- `fetch_patches` gets the patches of the few commits that survive the path
+  filters from one `git diff-tree --stdin` per batch.
+- `merge_differs_from_automatic` runs `git merge-tree --write-tree` (no work
+  tree, no index) for merge candidates only.
+
+Every command runs with options that neutralise user configuration that would
+change the output (colour, prefixes, external diff drivers, textconv).
+Author e-mails are never requested from git.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, NamedTuple
+
+from repogym.errors import RepoSourceError
+
+_GIT_CONFIG = (
+    "-c", "color.ui=never", "-c", "core.quotePath=false", "-c", "diff.noprefix=false",
+    "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false", "-c", "log.showSignature=false",
+    "-c", "diff.renames=false", "-c", "core.pager=cat",
+)  # fmt: skip
+_GIT_ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1", "GIT_PAGER": "cat"}
+_RECORD = "\x1e"
+#: One commit's header: sha, parents, tree, author name, author time, commit time, message (raw, NUL-free).
+_FORMAT = "%x1e%H%x00%P%x00%T%x00%an%x00%at%x00%ct%x00%B%x00"
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_PATCH_OPTIONS = ("-p", "--binary", "-M", "--no-ext-diff", "--no-textconv", "--no-color")
+
+
+class PathChange(NamedTuple):
+    """One entry of `git log --raw`: a path changed by a commit, against its first parent.
+
+    A NamedTuple rather than a frozen dataclass: a history has millions of these,
+    and a tuple is built ten times faster.
+    """
+
+    status: str
+    """A (added), D (deleted), M (modified), T (type changed)."""
+    old_mode: str
+    new_mode: str
+    old_blob: str
+    new_blob: str
+    path: str
+
+    @property
+    def mode_only(self) -> bool:
+        return self.status == "M" and self.old_blob == self.new_blob and self.old_mode != self.new_mode
+
+    @property
+    def submodule(self) -> bool:
+        return "160000" in (self.old_mode, self.new_mode)
+
+
+@dataclass(frozen=True)
+class Commit:
+    """A commit of the mined line, with what it changed against its first parent."""
+
+    sha: str
+    parents: tuple[str, ...]
+    tree: str
+    author_name: str
+    authored_at: int
+    """Author time, seconds since the epoch."""
+    committed_at: int
+    """Commit time, seconds since the epoch."""
+    message: str
+    changes: tuple[PathChange, ...] = ()
+
+    @functools.cached_property
+    def subject(self) -> str:
+        return self.message.split("\n", 1)[0].strip()
+
+    @property
+    def is_merge(self) -> bool:
+        return len(self.parents) > 1
+
+
+def git(repo: str | os.PathLike[str], *args: str, input: str | None = None) -> str:
+    """Run one git command in `repo` and return its stdout; a failure raises RepoSourceError with git's words."""
+    result = subprocess.run(
+        ["git", *_GIT_CONFIG, *args], cwd=repo, input=input, capture_output=True, text=True,
+        encoding="utf-8", errors="surrogateescape", env={**os.environ, **_GIT_ENV}, check=False,
+    )  # fmt: skip
+    if result.returncode != 0:
+        raise RepoSourceError(f"{repo}: git {' '.join(args[:3])} failed: {result.stderr.strip()[:500]}")
+    return result.stdout
+
+
+def resolve_revision(repo: str | os.PathLike[str], rev: str) -> str:
+    """The commit sha a branch, tag or sha names; an unknown name raises RepoSourceError naming it."""
+    if not Path(repo, ".git").exists() and not Path(repo, "HEAD").is_file():
+        raise RepoSourceError(f"{repo}: not a git repository (no .git)")
+    try:
+        return git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
+    except RepoSourceError:
+        raise RepoSourceError(
+            f"{repo}: no commit named {rev!r} (try a branch name, a tag or a sha)"
+        ) from None
+
+
+def _window(since: str, until: str) -> list[str]:
+    return [*([f"--since={since}"] if since else []), *([f"--until={until}"] if until else [])]
+
+
+def iter_first_parent(
+    repo: str | os.PathLike[str], rev: str, since: str = "", until: str = ""
+) -> Iterator[Commit]:
+    """Stream the commits of `rev`'s first-parent line, newest first, each with its raw changes.
+
+    One `git log` process; its output is parsed as it arrives, so memory stays flat.
+    Merges are diffed against their first parent.
+    """
+    args = [
+        "git", *_GIT_CONFIG, "log", "--first-parent", "--diff-merges=first-parent", "--no-renames", "--raw",
+        "-z", "--no-abbrev", "--encoding=UTF-8", f"--format={_FORMAT}", *_window(since, until), rev, "--",
+    ]  # fmt: skip
+    with subprocess.Popen(
+        args, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **_GIT_ENV}
+    ) as process:
+        yield from _parse_log(process.stdout)
+        stderr = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
+        if process.wait() != 0:
+            raise RepoSourceError(f"{repo}: git log {rev} failed: {stderr.strip()[:500]}")
+
+
+def _parse_log(stream: IO[bytes], chunk_size: int = 1 << 20) -> Iterator[Commit]:
+    """Commits from `git log -z --raw --format=_FORMAT` output, parsed as it arrives.
+
+    Records start with NUL + 0x1E (git ends each field with NUL; no field but the
+    sha begins with 0x1E in any real history, and the sha is checked).
+    """
+    pending = b""
+    while True:
+        chunk = stream.read(chunk_size)
+        records = (pending + chunk).split(b"\0\x1e")
+        pending = records.pop() if chunk else b""
+        for record in records:
+            if record:
+                yield _parse_record(record)
+        if not chunk:
+            return
+
+
+def _parse_record(record: bytes) -> Commit:
+    fields = record.lstrip(b"\x1e").split(b"\0")
+    sha = fields[0].decode("ascii", "replace")
+    if len(fields) < 7 or not _SHA.fullmatch(sha):
+        raise RepoSourceError(f"unexpected git log output near {record[:80]!r}")
+    changes = []
+    for index in range(8, len(fields) - 1, 2):
+        meta = fields[index].lstrip(b"\n")
+        if meta.startswith(b":"):
+            old_mode, new_mode, old_blob, new_blob, status = meta[1:].decode().split(" ")
+            path = fields[index + 1].decode("utf-8", "surrogateescape")
+            changes.append(PathChange(status[:1], old_mode, new_mode, old_blob, new_blob, path))
+    return Commit(
+        sha=sha,
+        parents=tuple(fields[1].decode().split()),
+        tree=fields[2].decode(),
+        author_name=fields[3].decode("utf-8", "replace"),
+        authored_at=int(fields[4]),
+        committed_at=int(fields[5]),
+        message=fields[6].decode("utf-8", "replace"),
+        changes=tuple(changes),
+    )
+
+
+@dataclass(frozen=True)
+class GraphCommit:
+    """A commit of the whole graph: enough to account for it, date a merged branch and check a merge."""
+
+    parents: tuple[str, ...]
+    tree: str
+    authored_at: int
+
+
+def list_commits(
+    repo: str | os.PathLike[str], rev: str, since: str = "", until: str = ""
+) -> dict[str, GraphCommit]:
+    """Every commit reachable from `rev` in the window (all parents followed), newest first."""
+    out = git(repo, "log", "--no-abbrev", "--format=%H %T %at %P", *_window(since, until), rev, "--")
+    graph: dict[str, GraphCommit] = {}
+    for line in out.splitlines():
+        sha, tree, authored, *parents = line.split(" ")
+        graph[sha] = GraphCommit(tuple(parents), tree, int(authored))
+    return graph
+
+
+class PatchFetcher:
+    """Patches of commits against their first parent, from one `git diff-tree --stdin` fed as commits arrive.
+
+    `submit` writes a line to git's stdin; a thread drains git's stdout meanwhile,
+    so git computes patches while the caller is still walking the history.
+    `finish` returns `{sha: patch bytes}` (`git diff --binary -M` form). git prints
+    each commit's sha on a line of its own before its patch; a 40-hex line cannot
+    occur inside a patch (every patch line starts with a marker, and base85 lines
+    never have 40 characters).
+    """
+
+    def __init__(self, repo: str | os.PathLike[str]) -> None:
+        self._repo = repo
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by finish() or close()
+        self._process = subprocess.Popen(
+            ["git", *_GIT_CONFIG, "diff-tree", "--stdin", "-r", *_PATCH_OPTIONS],
+            cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+            env={**os.environ, **_GIT_ENV},
+        )  # fmt: skip
+        self._chunks: list[bytes] = []
+        self._shas: list[str] = []
+        self._reader = threading.Thread(target=self._drain, name="repogym-patches", daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        stdout = self._process.stdout
+        while stdout is not None and (chunk := stdout.read(1 << 20)):
+            self._chunks.append(chunk)
+
+    def submit(self, commit: Commit) -> None:
+        if self._process.stdin is None or not commit.parents:
+            return
+        self._process.stdin.write(f"{commit.sha} {commit.parents[0]}\n".encode())
+        self._shas.append(commit.sha)
+        if len(self._shas) % 256 == 0:
+            self._process.stdin.flush()
+
+    def finish(self) -> dict[str, bytes]:
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        self._reader.join()
+        if self._process.wait() != 0:
+            self._stderr.seek(0)
+            message = self._stderr.read().decode("utf-8", "replace").strip()[:500]
+            raise RepoSourceError(f"{self._repo}: git diff-tree failed: {message}")
+        self._stderr.close()
+        return _cut_by_sha(b"".join(self._chunks), self._shas)
+
+    def close(self) -> None:
+        """Stop git if `finish` was never reached (an error elsewhere) and release the pipes."""
+        stdin = self._process.stdin
+        if stdin is not None and not stdin.closed:
+            with contextlib.suppress(OSError):
+                stdin.close()
+        if self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        self._reader.join()
+        if self._process.stdout is not None:
+            self._process.stdout.close()
+        self._stderr.close()
+
+    def __enter__(self) -> PatchFetcher:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def fetch_patches(repo: str | os.PathLike[str], commits: Sequence[Commit]) -> dict[str, bytes]:
+    """Each commit's patch against its first parent, keyed by sha (see PatchFetcher)."""
+    with PatchFetcher(repo) as fetcher:
+        for commit in commits:
+            fetcher.submit(commit)
+        return fetcher.finish()
+
+
+def _cut_by_sha(output: bytes, shas: Sequence[str]) -> dict[str, bytes]:
+    """Split diff-tree output at the expected sha lines, in order."""
+    positions: list[tuple[str, int, int]] = []
+    cursor = 0
+    for sha in shas:
+        marker = sha.encode()
+        index = output.find(marker, cursor)
+        while index != -1 and not _whole_line(output, index, len(marker)):
+            index = output.find(marker, index + 1)
+        if index == -1:  # git prints nothing at all for a commit whose diff is empty
+            continue
+        end_of_line = output.find(b"\n", index)
+        positions.append((sha, index, len(output) if end_of_line == -1 else end_of_line + 1))
+        cursor = positions[-1][2]
+    patches = {}
+    for number, (sha, _, body_start) in enumerate(positions):
+        body_end = positions[number + 1][1] if number + 1 < len(positions) else len(output)
+        patches[sha] = output[body_start:body_end]
+    return patches
+
+
+def diff_entries(
+    repo: str | os.PathLike[str], pairs: Sequence[tuple[str, str]]
+) -> list[dict[str, tuple[str, str]]]:
+    """For each (new, old) commit pair, `{path: (new mode, new blob)}` of what changed from old to new.
+
+    One `git diff-tree --stdin --always` for all pairs; `--always` prints every
+    pair's header even when nothing changed, so answers line up with the pairs.
+    """
+    if not pairs:
+        return []
+    stdin = "".join(f"{new} {old}\n" for new, old in pairs).encode()
+    result = subprocess.run(
+        ["git", *_GIT_CONFIG, "diff-tree", "--stdin", "--always", "-r", "--raw", "-z", "--no-renames", "--no-abbrev"],
+        cwd=repo, input=stdin, capture_output=True, env={**os.environ, **_GIT_ENV}, check=False,
+    )  # fmt: skip
+    if result.returncode != 0:
+        raise RepoSourceError(
+            f"{repo}: git diff-tree failed: {result.stderr.decode('utf-8', 'replace')[:500]}"
+        )
+    answers: list[dict[str, tuple[str, str]]] = []
+    fields = result.stdout.split(b"\0")
+    index = 0
+    while index < len(fields):
+        field = fields[index]
+        if field.startswith(b":"):
+            _, new_mode, _, new_blob, _ = field[1:].decode().split(" ")
+            answers[-1][fields[index + 1].decode("utf-8", "surrogateescape")] = (new_mode, new_blob)
+            index += 2
+            continue
+        if field.strip():
+            answers.append({})  # a pair's header: the new commit's sha
+        index += 1
+    if len(answers) != len(pairs):
+        raise RepoSourceError(f"{repo}: git diff-tree answered {len(answers)} of {len(pairs)} pairs")
+    return answers
+
+
+def _whole_line(output: bytes, start: int, length: int) -> bool:
+    before_ok = start == 0 or output[start - 1 : start] == b"\n"
+    return before_ok and output[start + length : start + length + 1] in (b"\n", b"")
+
+
+def merge_differs_from_automatic(repo: str | os.PathLike[str], merge: Commit) -> bool:
+    """True when a two-parent merge's tree is not what git's automatic merge of its parents gives.
+
+    That covers merges that had conflicts (merge-tree exits 1) and merges edited
+    by hand ("evil merges"). Octopus merges are not checked: git's octopus strategy
+    refuses conflicts, so only hand edits could slip through.
+    """
+    if len(merge.parents) != 2:
+        return False
+    result = subprocess.run(
+        ["git", *_GIT_CONFIG, "merge-tree", "--write-tree", "--no-messages", *merge.parents],
+        cwd=repo, capture_output=True, text=True, env={**os.environ, **_GIT_ENV}, check=False,
+    )  # fmt: skip
+    if result.returncode not in (0, 1):
+        raise RepoSourceError(
+            f"{repo}: git merge-tree {merge.sha[:12]} failed: {result.stderr.strip()[:500]}"
+        )
+    return result.returncode == 1 or result.stdout.split("\n", 1)[0].strip() != merge.tree
+
+
+def remote_url(repo: str | os.PathLike[str], remote: str = "origin") -> str:
+    """The URL of a remote, or "" when there is none."""
+    try:
+        return git(repo, "config", "--get", f"remote.{remote}.url").strip()
+    except RepoSourceError:
+        return ""
+
+
+def count_first_parent(repo: str | os.PathLike[str], rev: str, since: str = "", until: str = "") -> int:
+    """How many commits `iter_first_parent` will yield (for a progress bar)."""
+    return int(
+        git(repo, "rev-list", "--first-parent", "--count", *_window(since, until), rev, "--").strip() or 0
+    )
