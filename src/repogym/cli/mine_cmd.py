@@ -1,0 +1,82 @@
+"""`repogym mine`: candidate tasks from a repository's git history, with a funnel of where every commit went."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from repogym.cli.common import console, err_console, print_json
+from repogym.config import load_config, validate_config
+from repogym.mining.config import MiningConfig
+from repogym.mining.history import count_first_parent, resolve_revision
+from repogym.mining.mine import mine_to_file
+
+
+def register(app: typer.Typer) -> None:
+    app.command("mine")(mine_command)
+
+
+def mine_command(
+    repo: Path = typer.Argument(..., help="The git repository (a working copy or a bare repository)."),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Candidates file; .jsonl, .json or .parquet picks the format."
+    ),
+    prs: Path | None = typer.Option(
+        None, "--prs", help="PR/issue export: JSONL in GitHub REST API shape (see repogym.mining.prs)."
+    ),
+    since: str = typer.Option("", "--since", help="Only commits committed on or after this ISO date (UTC)."),
+    until: str = typer.Option("", "--until", help="Only commits committed on or before this ISO date (UTC)."),
+    max_candidates: int = typer.Option(
+        0, "--max", min=0, help="Write at most N candidates, newest first; 0 = all."
+    ),
+    branch: str = typer.Option(
+        "", "--branch", "-b", help="Branch, tag or sha whose first-parent line is mined [HEAD]."
+    ),
+    funnel: Path | None = typer.Option(None, "--funnel", help="Also write the funnel report here as JSON."),
+    repo_name: str = typer.Option(
+        "", "--repo-name", help='"owner/name" for the tasks [from the origin URL].'
+    ),
+    config: Path | None = typer.Option(
+        None, "--config", "-c", help="MiningConfig YAML (path rules, filters, sizes)."
+    ),
+    overrides: list[str] = typer.Option(
+        [], "--set", help="Override a MiningConfig field: key=value (repeatable)."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the funnel as JSON instead of a table."),
+) -> None:
+    """Walk the history and write candidate tasks (code patch, test patch, problem statement); validate them next.
+
+    Example: repogym mine ../calc --out candidates.jsonl --prs calc.prs.jsonl --since 2024-01-01 --funnel funnel.json
+    """
+    settings = load_config(config, overrides, model=MiningConfig)
+    flags = {
+        "since": since,
+        "until": until,
+        "max_candidates": max_candidates,
+        "branch": branch,
+        "repo_name": repo_name,
+    }
+    given = {key: value for key, value in flags.items() if value}
+    if given:
+        settings = validate_config({**settings.model_dump(), **given}, MiningConfig, source="command line")
+    resolve_revision(repo, settings.branch)  # a bad repository or branch fails before the progress bar
+    total = count_first_parent(repo, settings.branch, settings.since, settings.until)
+    with Progress(
+        TextColumn("mining"), BarColumn(), MofNCompleteColumn(), TextColumn("commits"), TimeRemainingColumn(),
+        console=err_console, transient=True, disable=json_out,
+    ) as progress:  # fmt: skip
+        task = progress.add_task("mining", total=total)
+        result = mine_to_file(
+            repo, out, settings, prs, funnel, progress=lambda done: progress.update(task, completed=done)
+        )
+    if json_out:
+        print_json(result.funnel.to_dict())
+        return
+    console.print(result.funnel.table(title=f"mining funnel: {repo}"))
+    console.print(
+        f"[green]wrote[/] {len(result.tasks)} candidates to {out} "
+        f"({result.funnel.scanned} commits in {result.elapsed_s:.1f} s, {result.commits_per_s:,.0f} commits/s)"
+        + (f"; funnel in {funnel}" if funnel else "")
+    )
