@@ -1,0 +1,1 @@
+"""Policy backends: each module registers one factory in `repogym.agent.policies.policy_backends`."""

@@ -1,0 +1,182 @@
+"""`openai:MODEL`: any OpenAI-compatible chat-completions endpoint as a policy.
+
+vLLM, SGLang, Ollama, `repogym serve` or a commercial API: the base URL comes
+from `--base-url` (or $OPENAI_BASE_URL), the API key from an environment
+variable (never from a file or the command line). Requests go over urllib with
+a timeout; connection errors, 429 and 5xx are retried with exponential backoff
+and jitter (a `Retry-After` header is honoured, capped); a semaphore bounds the
+requests in flight. Token usage comes from the response's `usage`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+from repogym.agent.parsing import ToolCall
+from repogym.agent.policies import (
+    AssistantTurn,
+    PolicyConfig,
+    PolicyRequest,
+    PolicyUnavailable,
+    policy_backends,
+)
+from repogym.errors import ConfigError
+
+RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+#: Backoff: BACKOFF_BASE_S * 2**retry, jittered, at most BACKOFF_CAP_S (also caps Retry-After).
+BACKOFF_BASE_S = 0.5
+BACKOFF_CAP_S = 30.0
+
+
+class OpenAIPolicy:
+    """Chat completions over HTTP, with tools."""
+
+    def __init__(self, model: str, config: PolicyConfig) -> None:
+        base_url = config.base_url or os.environ.get("OPENAI_BASE_URL", "")
+        if not base_url:
+            raise ConfigError(f"--policy openai:{model}: give --base-url (e.g. http://127.0.0.1:8000/v1)")
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"--base-url {base_url!r}: must start with http:// or https://")
+        if config.max_retries < 0 or config.concurrency < 1 or config.timeout_s <= 0:
+            raise ConfigError(
+                "openai policy: max_retries >= 0, concurrency >= 1 and timeout_s > 0 are required"
+            )
+        self.model = model
+        self.policy_id = f"openai:{model}"
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.api_key = os.environ.get(config.api_key_env, "") if config.api_key_env else ""
+        self.timeout_s = config.timeout_s
+        self.max_retries = config.max_retries
+        self._slots = threading.BoundedSemaphore(config.concurrency)
+        self.usage = {"requests": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        self._usage_lock = threading.Lock()
+
+    def act(self, request: PolicyRequest) -> AssistantTurn:
+        body = self.request_body(request)
+        with self._slots:
+            response = self._post_with_retries(body)
+        return self.parse_response(response)
+
+    def close(self) -> None:
+        """Nothing held between requests (urllib opens a connection per request)."""
+
+    def request_body(self, request: PolicyRequest) -> dict[str, Any]:
+        sampling = request.sampling
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": request.messages,
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "max_tokens": sampling.max_tokens,
+        }
+        if request.tools:
+            body["tools"] = request.tools
+            body["tool_choice"] = "auto"
+        if sampling.seed is not None:
+            body["seed"] = sampling.seed
+        return body
+
+    def parse_response(self, response: dict[str, Any]) -> AssistantTurn:
+        try:
+            choice = response["choices"][0]
+            message = choice["message"]
+        except (KeyError, IndexError, TypeError):
+            raise PolicyUnavailable(
+                f"{self.url}: response has no choices[0].message: {str(response)[:200]}"
+            ) from None
+        calls = tuple(
+            ToolCall.from_openai(call, default_id=f"call_{index}")
+            for index, call in enumerate(message.get("tool_calls") or [])
+        )
+        usage = response.get("usage") or {}
+        turn = AssistantTurn(
+            text=message.get("content") or "",
+            tool_calls=calls,
+            finish_reason=str(choice.get("finish_reason") or "stop"),
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            completion_token_ids=_optional_tuple(choice.get("token_ids")),
+            logprobs=_logprobs(choice.get("logprobs")),
+        )
+        with self._usage_lock:
+            self.usage["prompt_tokens"] += turn.prompt_tokens
+            self.usage["completion_tokens"] += turn.completion_tokens
+        return turn
+
+    def _post_with_retries(self, body: dict[str, Any]) -> dict[str, Any]:
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        last_error = ""
+        kind = "unreachable"
+        for retry in range(self.max_retries + 1):
+            if retry:
+                with self._usage_lock:
+                    self.usage["retries"] += 1
+            with self._usage_lock:
+                self.usage["requests"] += 1
+            request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout_s) as reply:
+                    return json.loads(reply.read().decode("utf-8"))
+            except urllib.error.HTTPError as exc:
+                detail = exc.read().decode("utf-8", errors="replace")[:300]
+                last_error, kind = f"HTTP {exc.code}: {detail}", "http_error"
+                if exc.code not in RETRY_STATUSES:
+                    break
+                delay = _retry_after(exc.headers.get("Retry-After")) if exc.headers else None
+            except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
+                reason = getattr(exc, "reason", exc)
+                last_error, kind, delay = f"cannot reach {self.url}: {reason}", "unreachable", None
+            except json.JSONDecodeError as exc:
+                last_error, kind, delay = f"response is not JSON: {exc}", "http_error", None
+            if retry < self.max_retries:
+                time.sleep(delay if delay is not None else backoff_s(retry))
+        raise PolicyUnavailable(f"{last_error} (after {self.max_retries} retries)", kind=kind)
+
+
+def backoff_s(retry: int, rng: random.Random | None = None) -> float:
+    """Seconds before retry number `retry` (0-based): exponential, full jitter in its upper half.
+
+    >>> 0.25 <= backoff_s(0) <= 0.5 and 2.0 <= backoff_s(3) <= 4.0 and backoff_s(20) <= BACKOFF_CAP_S
+    True
+    """
+    ceiling = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**retry)
+    return ceiling * (0.5 + 0.5 * (rng or random).random())
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta form only), capped.
+
+    >>> _retry_after("2"), _retry_after("9999"), _retry_after("Wed, 21 Oct 2015 07:28:00 GMT")
+    (2.0, 30.0, None)
+    """
+    try:
+        return min(BACKOFF_CAP_S, max(0.0, float(value))) if value else None
+    except ValueError:
+        return None
+
+
+def _logprobs(block: Any) -> tuple[float, ...] | None:
+    if not isinstance(block, dict) or not isinstance(block.get("content"), list):
+        return None
+    return tuple(float(item.get("logprob", 0.0)) for item in block["content"] if isinstance(item, dict))
+
+
+def _optional_tuple(value: Any) -> tuple[int, ...] | None:
+    return tuple(int(x) for x in value) if isinstance(value, list) else None
+
+
+@policy_backends.register("openai")
+def make_openai_policy(argument: str, config: PolicyConfig) -> OpenAIPolicy:
+    if not argument:
+        raise ConfigError("--policy openai:MODEL: give the model name the endpoint serves, e.g. openai:tiny")
+    return OpenAIPolicy(argument, config)

@@ -1,0 +1,182 @@
+"""`repogym rollout` (N attempts of a policy per task, stored as trajectories) and `repogym serve` (a model over HTTP)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from repogym.cli.common import console, err_console, exits_on_error, print_json
+from repogym.errors import ConfigError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("rollout")(rollout_command)
+    app.command("serve")(serve_command)
+
+
+@exits_on_error
+def rollout_command(
+    tasks_file: Path = typer.Argument(..., help="Task file (JSONL, JSON or parquet)."),
+    policy: str = typer.Option(
+        ..., "--policy", help="scripted:gold | scripted:FILE | hf:PATH | openai:MODEL | human | a dotted path."
+    ),
+    n: int = typer.Option(1, "-n", help="Attempts per task (a GRPO group)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder (re-running with it resumes)."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Attempts at once (threads; CPUs of a local Ray)."),
+    executor: str = typer.Option("local", "--executor", help="local (thread pool) or ray."),
+    ray_address: str = typer.Option(None, "--ray-address", help="With --executor ray: a running cluster."),
+    keep: str = typer.Option("all", "--keep", help="all, or resolved (writes the rejection-sampled SFT set)."),
+    base_url: str = typer.Option("", "--base-url", help="openai: the endpoint, e.g. http://127.0.0.1:8000/v1."),
+    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="openai: env var with the API key."),
+    repos_dir: Path = typer.Option(None, "--repos-dir", help="Folder of owner__name clones for tasks."),
+    instance: list[str] = typer.Option([], "--instance", "-i", help="Only this task (repeatable)."),
+    max_steps: int = typer.Option(30, "--max-steps", help="Policy turns (env steps) per attempt."),
+    max_tokens: int = typer.Option(1_000_000, "--max-tokens", help="Prompt+completion tokens per attempt; 0 = off."),
+    max_wall_s: float = typer.Option(1800.0, "--max-wall-s", help="Seconds per attempt."),
+    reply_tokens: int = typer.Option(1024, "--reply-tokens", help="Longest reply, in tokens."),
+    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature (0 = greedy)."),
+    top_p: float = typer.Option(1.0, "--top-p", help="Nucleus sampling."),
+    seed: int = typer.Option(None, "--seed", help="Sampling seed."),
+    concurrency: int = typer.Option(8, "--concurrency", help="openai: requests in flight; hf: batch size."),
+    timeout_s: float = typer.Option(120.0, "--timeout-s", help="openai: seconds per HTTP request."),
+    prompts: Path = typer.Option(None, "--prompts", help="Folder of template overrides (system.md, ...)."),
+    reward_config: Path = typer.Option(None, "--reward-config", help="YAML whose `reward:` composes the reward."),
+    sandbox: str = typer.Option("bwrap", "--sandbox", help="bwrap (isolated) or local (NO isolation)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Run N attempts of a policy on every task; store each as a trajectory the moment it finishes.
+
+    Records are the *.jsonl files under --out (one row per attempt, `instance_id` and `attempt` at
+    the top). A run killed at any point and started again with the same command skips what is
+    done. Failures of single attempts (endpoint down, no tool call, never submits, env build
+    failed) are counted in the summary; only bad arguments stop the run (exit status 2).
+
+    Examples:
+      repogym rollout tasks.jsonl --policy scripted:gold -n 1 --out runs/gold
+      repogym rollout tasks.jsonl --policy openai:tiny --base-url http://127.0.0.1:8000/v1 -n 4 --out runs/tiny -j 4
+      repogym rollout tasks.jsonl --policy hf:ckpt --executor ray -j 2 -n 8 --keep resolved --out runs/sft
+    """
+    from repogym.agent.loop import AgentLimits
+    from repogym.agent.policies import PolicyConfig, SamplingParams
+    from repogym.rollout.run import RolloutConfig, plan_rollout, run_rollout
+
+    config = RolloutConfig(
+        tasks=str(tasks_file),
+        policy=PolicyConfig(
+            spec=policy, base_url=base_url, api_key_env=api_key_env, timeout_s=timeout_s, concurrency=concurrency
+        ),
+        out=str(out), n=n, jobs=jobs, executor=executor, ray_address=ray_address, keep=keep,
+        instance_ids=tuple(instance),
+        settings_sampling=SamplingParams(temperature=temperature, top_p=top_p, max_tokens=reply_tokens, seed=seed),
+        limits=AgentLimits(max_steps=max_steps, max_tokens=max_tokens, max_wall_s=max_wall_s),
+        sandbox=sandbox, repos_dir=str(repos_dir) if repos_dir else None,
+        prompts_dir=str(prompts) if prompts else None, reward=_reward(reward_config),
+    )  # fmt: skip
+    with err_console.status("checking the configuration and loading the policy..."):
+        plan = plan_rollout(config)
+    if plan.skipped:
+        err_console.print(f"resuming: {plan.skipped} attempt(s) already in {out}, {len(plan.jobs)} to run")
+    progress = _progress()
+    bar = progress.add_task("rollout", total=len(plan.jobs), rate="", resolved="0/0")
+    started, counts = time.monotonic(), {"done": 0, "resolved": 0}
+
+    def on_result(trajectory) -> None:  # type: ignore[no-untyped-def]
+        counts["done"] += 1
+        counts["resolved"] += trajectory.resolved
+        per_min = counts["done"] / max(time.monotonic() - started, 1e-9) * 60
+        share = counts["resolved"] / counts["done"]
+        progress.update(
+            bar, advance=1, rate=f"{per_min:.1f}/min", resolved=f"{counts['resolved']}/{counts['done']} ({share:.0%})"
+        )
+
+    with progress:
+        summary = run_rollout(config, on_result=on_result, plan=plan)
+    from repogym.files import write_json
+
+    write_json(out / "summary.json", summary.to_dict())
+    if json_out:
+        print_json(summary.to_dict())
+    else:
+        console.print(summary_table(summary))
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TextColumn("resolved {task.fields[resolved]}"),
+        console=err_console,
+    )
+
+
+def summary_table(summary) -> Table:  # type: ignore[no-untyped-def]
+    """The end-of-run table: rates, means, and a count for every way an attempt ended."""
+    table = Table(title="rollout summary", show_header=True)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    rows = [
+        ("attempts (ran now / already done)", f"{summary.attempts} ({summary.ran_now} / {summary.skipped})"),
+        ("resolve rate", f"{summary.resolve_rate:.1%} ({summary.resolved}/{summary.attempts})"),
+        ("tasks resolved at least once", f"{summary.tasks_resolved}/{summary.tasks}"),
+        ("mean reward", f"{summary.mean_reward:+.3f}"),
+        *((f"  mean {name}", f"{value:+.3f}") for name, value in summary.mean_components.items()),
+        ("mean steps", f"{summary.mean_steps:.1f}"),
+        ("mean tokens", f"{summary.mean_tokens:.0f}"),
+        ("trajectories kept", str(summary.kept)),
+        *((f"attempt outcome: {name}", str(count)) for name, count in sorted(summary.outcomes.items())),
+        *((f"grade: {name}", str(count)) for name, count in sorted(summary.grade_outcomes.items())),
+        *((f"format error: {name}", str(count)) for name, count in sorted(summary.format_errors.items())),
+    ]
+    for metric, value in rows:
+        table.add_row(metric, value)
+    return table
+
+
+def _reward(path: Path | None) -> dict | None:  # type: ignore[type-arg]
+    if path is None:
+        return None
+    from repogym.config import load_yaml
+
+    data = load_yaml(path)
+    reward = data.get("reward") if isinstance(data, dict) else None
+    if not isinstance(reward, dict):
+        raise ConfigError(f"--reward-config {path}: no `reward:` mapping in it (see examples/ for the seed's)")
+    return reward
+
+
+@exits_on_error
+def serve_command(
+    model_dir: Path = typer.Argument(..., help="A transformers model folder (config.json, weights, tokenizer)."),
+    port: int = typer.Option(8000, "--port", "-p", help="TCP port (0 picks a free one)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; loopback unless you mean otherwise."),
+    name: str = typer.Option("", "--name", help="Model name clients send (default: the folder's name)."),
+    device: str = typer.Option("", "--device", help="torch device (default: cuda when available, else cpu)."),
+    max_batch: int = typer.Option(8, "--max-batch", help="Requests generated together in one batch."),
+) -> None:
+    """Serve a local model as an OpenAI-compatible chat-completions endpoint (with tool calls).
+
+    Then: repogym rollout tasks.jsonl --policy openai:NAME --base-url http://127.0.0.1:PORT/v1 ...
+    """
+    from repogym.agent.policies import PolicyConfig
+    from repogym.serve.server import make_server
+
+    config = PolicyConfig(spec=f"hf:{model_dir}", device=device, concurrency=max_batch)
+    with err_console.status(f"loading {model_dir}..."):
+        server = make_server(str(model_dir), host=host, port=port, model_name=name, config=config)
+    # Scripts that start the server with --port 0 read this line for the URL.
+    console.print(f"serving {server.model_name} at {server.base_url}", markup=False)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
