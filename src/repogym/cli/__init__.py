@@ -42,6 +42,7 @@ def _register_optional_commands() -> None:
         "samples_cmd",
         "env_cmd",
         "rollout_cmd",
+        "quickstart_cmd",
     ):
         try:
             loaded = importlib.import_module(f"repogym.cli.{module}")
