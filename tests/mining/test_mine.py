@@ -166,7 +166,7 @@ def test_every_mined_patch_applies_at_its_base(repo) -> None:
 
 
 def test_long_history_funnel_adds_up_and_finds_every_hand_edited_merge(tmp_path) -> None:
-    history = generate_long_history(tmp_path / "long", commits=1500, seed=11)
+    history = generate_long_history(tmp_path / "long", commits=1000, seed=11)
     result = mine(history.path)
     funnel = result.funnel
     assert funnel.scanned == history.commits
@@ -212,3 +212,69 @@ def test_bare_repository_and_git_errors(repo, tmp_path) -> None:
     subprocess.run(["git", "clone", "-q", "--bare", str(repo.path), str(bare)], check=True)
     (task,) = mine(bare).tasks
     assert task.repo_source == str(bare.resolve())
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_sample_repos_yield_every_planted_fix_and_nothing_from_bots_docs_or_refactors(
+    tmp_path, seed: int
+) -> None:
+    from repogym.samples import CommitKind, FixKind, generate_repo
+
+    sample = generate_repo(tmp_path / f"sample{seed}", seed=seed)
+    result = mine(sample.path, MiningConfig(repo_name=sample.github), prs=sample.prs_path)
+    by_commit = {task.metadata["mining"]["commit"]: task for task in result.tasks}
+    kinds = {commit.sha: commit.kind for commit in sample.commits}
+
+    assert {kinds[sha] for sha in by_commit} <= {CommitKind.FIX, CommitKind.FEATURE}
+    for fix in sample.fixes:
+        task = by_commit[fix.fix_commit]
+        assert task.base_commit == fix.base_commit
+        split = {d for d in _paths(task.patch)}, {d for d in _paths(task.test_patch)}
+        assert split == (set(fix.code_files), set(fix.test_files))
+        assert not any(doc in task.patch for doc in fix.doc_files)
+        if fix.kind is FixKind.PR:
+            owner, name = sample.github.split("/")
+            assert task.instance_id == f"{owner}__{name}-{fix.pr_number}"
+            assert task.metadata["mining"]["statement_source"] == "issue"
+            assert task.metadata["mining"]["issue_numbers"] == [fix.issue_number]
+            assert "Fixed in" not in task.hints_text  # comments after the fix are the answer, not a hint
+        _apply_at(sample.path, task.base_commit, task.test_patch, task.patch)
+    assert result.funnel.scanned == len(sample.commits)
+    assert result.funnel.count("in_merged_branch") == len(sample.shas(CommitKind.PR_BRANCH))
+
+
+def _paths(patch: str) -> list[str]:
+    from repogym.patches import changed_paths
+
+    return changed_paths(patch)
+
+
+def _apply_at(repo_path, base: str, *patches: str) -> None:
+    worktree = repo_path.parent / f"check-{base[:10]}"
+    subprocess.run(
+        ["git", "worktree", "add", "-q", "--detach", str(worktree), base], cwd=repo_path, check=True
+    )
+    try:
+        for patch in patches:
+            done = subprocess.run(
+                ["git", "apply", "-"], cwd=worktree, input=patch.encode(), capture_output=True
+            )
+            assert done.returncode == 0, done.stderr.decode()
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=repo_path, check=True)
+
+
+def test_shallow_clone_fails_closed_on_merges_it_cannot_check(repo, tmp_path) -> None:
+    repo.checkout("topic", create=True)
+    _fix(repo, 1, "Topic fix")
+    repo.checkout("main")
+    repo.write("docs/guide.md", "Guide\n").commit("docs: guide")
+    repo.merge("topic", "Merge pull request #3 from dev/topic")
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "2", f"file://{repo.path}", str(shallow)], check=True)
+
+    result = mine(shallow)
+
+    assert result.tasks == ()
+    assert result.funnel.count("merge_conflict") == 1  # no merge base here: not checkable, so not a task
+    assert result.funnel.scanned == sum(step.count for step in result.funnel.steps)

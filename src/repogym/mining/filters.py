@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -86,8 +85,8 @@ class FilterContext:
     """What filters may consult beyond the candidate itself."""
 
     config: MiningConfig
-    reverted: AbstractSet[str] = frozenset()
-    """Shas (or prefixes of at least 7 characters) named by later "This reverts commit ..." messages."""
+    reverted: RevertedCommits = field(default_factory=lambda: RevertedCommits())
+    """Commits named by the "This reverts commit ..." messages of newer commits."""
     bot_author: Callable[[str], bool] = lambda name: False
     bot_title: Callable[[str], bool] = lambda title: False
 
@@ -98,7 +97,7 @@ class FilterContext:
         return self.stages.get(stage, ())
 
 
-def make_context(config: MiningConfig, reverted: AbstractSet[str] = frozenset()) -> FilterContext:
+def make_context(config: MiningConfig, reverted: RevertedCommits | None = None) -> FilterContext:
     authors = re.compile("|".join(config.bot_authors), re.IGNORECASE) if config.bot_authors else None
     titles = re.compile("|".join(config.bot_titles), re.IGNORECASE) if config.bot_titles else None
     skipped = set(config.skip_filters)
@@ -108,25 +107,42 @@ def make_context(config: MiningConfig, reverted: AbstractSet[str] = frozenset())
             stages[check.stage] = (*stages.get(check.stage, ()), check)
     return FilterContext(
         config,
-        reverted,
+        reverted if reverted is not None else RevertedCommits(),
         (lambda name: bool(authors.search(name))) if authors else (lambda name: False),
         (lambda title: bool(titles.search(title))) if titles else (lambda title: False),
         stages,
     )
 
 
-def reverted_shas(message: str) -> list[str]:
-    """Shas that a revert commit's message says it reverts.
+class RevertedCommits:
+    """Shas named by "This reverts commit ..." messages seen so far; abbreviated ones match by prefix."""
 
-    >>> reverted_shas('Revert "Fix x"\\n\\nThis reverts commit 0123456789abcdef0123456789abcdef01234567.')
-    ['0123456789abcdef0123456789abcdef01234567']
-    """
-    return _REVERTS.findall(message)
+    def __init__(self) -> None:
+        self._full: set[str] = set()
+        self._abbreviated: list[str] = []
+
+    def note(self, message: str) -> None:
+        """Remember the commits a message says it reverts.
+
+        >>> reverted = RevertedCommits()
+        >>> reverted.note('Revert "Fix x"\\n\\nThis reverts commit 0123456789abcdef0123456789abcdef01234567.')
+        >>> reverted.note("Revert y. This reverts commit abcdef1.")
+        >>> ("0123456789abcdef0123456789abcdef01234567" in reverted, "abcdef1" + "0" * 33 in reverted, "f" * 40 in reverted)
+        (True, True, False)
+        """
+        if "This reverts commit" in message:
+            for sha in _REVERTS.findall(message):
+                (self._full.add(sha) if len(sha) == 40 else self._abbreviated.append(sha))
+
+    def __contains__(self, sha: object) -> bool:
+        return isinstance(sha, str) and (
+            sha in self._full or any(sha.startswith(prefix) for prefix in self._abbreviated)
+        )
 
 
 @dataclass(frozen=True)
 class Filter:
-    """One reason to reject a candidate."""
+    """One reason to reject a candidate (`mine` itself runs the "repo" and "set" stages; their `rejects` never fires)."""
 
     name: str
     stage: Literal["paths", "patch", "repo", "set"]
@@ -170,10 +186,7 @@ def _revert(candidate: Candidate, context: FilterContext) -> bool:
 
 @_register("reverted_later", "paths", "was reverted by a later commit (the fix did not hold)")
 def _reverted_later(candidate: Candidate, context: FilterContext) -> bool:
-    sha = candidate.commit.sha
-    return sha in context.reverted or any(
-        sha.startswith(prefix) for prefix in context.reverted if len(prefix) < 40
-    )
+    return candidate.commit.sha in context.reverted
 
 
 @_register("empty", "paths", "changes no file content (nothing, or only file modes)")

@@ -37,9 +37,9 @@ from repogym.mining.filters import (
     Candidate,
     FilterContext,
     PathSummary,
+    RevertedCommits,
     first_rejection,
     make_context,
-    reverted_shas,
 )
 from repogym.mining.funnel import Funnel, FunnelCounter
 from repogym.mining.history import (
@@ -189,7 +189,7 @@ def _scan(
 ) -> tuple[list[Candidate], list[str]]:
     """Walk the first-parent line and apply the "paths" filters; returns survivors and the line, newest first."""
     rules = PathRules(config)
-    reverted: set[str] = set()
+    reverted = RevertedCommits()
     context = make_context(config, reverted)  # sees reverts as they stream in (they come first)
     mainline: list[str] = []
     used_ids: set[str] = set()
@@ -198,7 +198,7 @@ def _scan(
         mainline.append(commit.sha)
         if progress is not None and len(mainline) % 512 == 0:
             progress(len(mainline))
-        reverted.update(reverted_shas(commit.message))
+        reverted.note(commit.message)
         if not commit.parents:
             counter.drop("root_commit", commit.sha[:12])
             continue
