@@ -9,7 +9,7 @@ written to again.
 An episode sees the checkout at /testbed through a private writable layer:
 overlayfs (upper/work folders, mounted per command in a private mount
 namespace) when repogym is root, else a full copy (correct, slower). Reset
-throws the layer away.
+throws the layer away: it is renamed aside at once and deleted on a background thread.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from filelock import FileLock
@@ -153,6 +154,8 @@ class EpisodeLayer:
     """The episode's own folder (layer, tmp, out); removed by close()."""
     uses_overlay: bool
     """True: an overlayfs layer (the backend mounts it per command); False: a private copy."""
+    _deleting: list[threading.Thread] = field(default_factory=list, repr=False)
+    """Background deletions of discarded layers (see _discard)."""
 
     @classmethod
     def create(cls, pristine: Path, overlay: bool) -> EpisodeLayer:
@@ -184,10 +187,7 @@ class EpisodeLayer:
         """Back to pristine; returns the seconds it took."""
         started = time.perf_counter()
         owner = _owner()
-        for name in ("upper", "work", "copy", "tmp", "out"):
-            target = self.root / name
-            if target.exists():
-                _remove_tree(target)
+        self._discard([self.root / name for name in ("upper", "work", "copy", "tmp", "out")], self.root)
         if self.uses_overlay:
             for name in ("upper", "work", "merged"):
                 (self.root / name).mkdir(exist_ok=True)
@@ -205,7 +205,32 @@ class EpisodeLayer:
         return time.perf_counter() - started
 
     def close(self) -> None:
-        _remove_tree(self.root)
+        for pending in self._deleting:
+            pending.join()  # its trash is inside root: two deleters on one tree would trip over each other
+        self._deleting.clear()
+        self._discard([self.root], self.root.parent)
+
+    def _discard(self, paths: list[Path], trash_parent: Path) -> None:
+        """Move `paths` aside now (one rename each) and delete them on a background thread.
+
+        Unlinking is what a reset costs, and on a busy disk it is slow: 30-90 ms per reset on the
+        benchmark machine against ~1 ms for the renames. The thread is not a daemon, so a normal
+        exit still waits for it and leaves nothing behind.
+        """
+        present = [path for path in paths if path.exists() or path.is_symlink()]
+        if not present:
+            return
+        trash = Path(tempfile.mkdtemp(prefix=".discarded-", dir=trash_parent))
+        try:
+            for path in present:
+                os.rename(path, trash / path.name)
+        except OSError:  # e.g. a folder the jail made read-only, which rename needs to write when not root
+            for path in [trash, *present]:
+                _remove_tree(path)
+            return
+        thread = threading.Thread(target=_remove_tree, args=(trash,), name="repogym-discard")
+        thread.start()
+        self._deleting = [*(pending for pending in self._deleting if pending.is_alive()), thread]
 
 
 def _remove_tree(path: Path) -> None:
