@@ -1,0 +1,121 @@
+"""`repogym validate`: prove mined candidates with their tests in the sandbox; write the tasks and a funnel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from repogym.cli.common import console, err_console, exits_on_error
+from repogym.config import validate_config
+from repogym.dataset import load_tasks
+from repogym.validate import (
+    CandidateOutcome,
+    ValidateConfig,
+    ValidationRun,
+    partial_path,
+    validate_candidates,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate_command)
+
+
+@exits_on_error
+def validate_command(
+    candidates_file: Annotated[Path, typer.Argument(help="Candidates from `repogym mine` (JSONL, JSON or parquet).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Validated tasks; the suffix (.jsonl, .json, .parquet) picks the format.")],
+    workers: Annotated[int, typer.Option("--workers", "-j", min=1, help="Candidates validated in parallel.")] = 1,
+    runs: Annotated[int, typer.Option("--runs", min=1, help="Runs before and after the gold patch; tests whose outcome changes are dropped as flaky.")] = 2,
+    repos_dir: Annotated[Path | None, typer.Option("--repos-dir", help="Folder of owner__name clones for candidates without repo_source.")] = None,
+    sandbox: Annotated[str, typer.Option("--sandbox", help="bwrap (isolated) or local (NO isolation: the repository's tests run on this machine).")] = "bwrap",
+    no_scrub: Annotated[bool, typer.Option("--no-scrub", help="Skip the privacy stage (secrets, personal data, licence allowlist).")] = False,
+    funnel: Annotated[Path | None, typer.Option("--funnel", help="Funnel report JSON (default: OUT.funnel.json).")] = None,
+    log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Keep test logs here, one folder per candidate (default: repogym's cache).")] = None,
+) -> None:  # fmt: skip
+    """Run each candidate's test files before and after its gold patch; keep candidates with FAIL_TO_PASS tests.
+
+    Resumable: outcomes are saved to OUT.partial.jsonl as they finish; running the same command
+    again skips candidates already done. The privacy stage runs before writing unless --no-scrub.
+
+    Examples:
+      repogym validate candidates.jsonl --out tasks.jsonl -j 2
+      repogym validate candidates.jsonl --out tasks.jsonl --runs 3 --funnel funnel.json --no-scrub
+    """
+    config = validate_config(
+        {
+            "runs": runs,
+            "workers": workers,
+            "sandbox": sandbox,
+            "repos_dir": str(repos_dir) if repos_dir else None,
+            "scrub": not no_scrub,
+            "log_dir": str(log_dir) if log_dir else None,
+        },
+        ValidateConfig,
+        source="repogym validate options",
+    )
+    if sandbox == "local":
+        err_console.print(
+            "[bold yellow]warning:[/] --sandbox local runs the repositories' tests with NO isolation"
+        )
+    candidates = load_tasks(candidates_file)
+    funnel_path = funnel or out.with_name(out.name + ".funnel.json")
+    run = _with_progress(candidates, out, config, funnel_path)
+    _print_summary(run, out, funnel_path)
+
+
+def _with_progress(candidates, out: Path, config: ValidateConfig, funnel_path: Path) -> ValidationRun:  # type: ignore[no-untyped-def]
+    progress = Progress(
+        TextColumn("validating"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TextColumn("validated {task.fields[validated]}"),
+        console=err_console,
+    )
+    validated = 0
+    with progress:
+        bar = progress.add_task("validate", total=None, rate="", validated="0")
+
+        def on_start(todo: int, done: int) -> None:
+            progress.update(bar, total=todo)
+            if done:
+                progress.console.print(f"resuming: {done} candidate(s) already done in {partial_path(out)}")
+
+        def on_result(outcome: CandidateOutcome) -> None:
+            nonlocal validated
+            validated += outcome.validated
+            state = progress.tasks[0]
+            completed = state.completed + 1
+            rate = 60.0 * completed / (state.elapsed or 1e-9)
+            progress.update(bar, advance=1, validated=str(validated), rate=f"{rate:.1f}/min")
+
+        return validate_candidates(
+            candidates, out, config, funnel_path=funnel_path, on_start=on_start, on_result=on_result
+        )
+
+
+def _print_summary(run: ValidationRun, out: Path, funnel_path: Path) -> None:
+    console.print(run.funnel.table(title=f"validation funnel ({funnel_path})"))
+    for reason in run.funnel.reasons:
+        # The first example's reason, so a user sees why without opening the JSON (env build log tails).
+        lines = [line for line in reason.example_detail.splitlines() if line.strip()][-3:]
+        if reason.count and lines:
+            console.print(f"{reason.name} ({reason.examples[0]}): " + " | ".join(lines), markup=False)
+    rate = f"; {run.candidates_per_minute:.1f} candidates/min" if run.validated_now else ""
+    console.print(f"wrote {len(run.tasks)} task(s) to {out} in {run.elapsed_s:.1f} s{rate}", markup=False)
+    if run.scrub is None:
+        console.print("[yellow]privacy stage skipped (--no-scrub): do not share these tasks unreviewed[/]")

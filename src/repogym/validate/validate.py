@@ -1,0 +1,211 @@
+"""Validate one candidate in the sandbox: prove its tests fail before the gold patch and pass after it.
+
+The steps, each with its own drop verdict (see `repogym.validate.outcome`):
+environment at the base commit (shared through a `RuntimePool`) -> the test
+patch's test files -> before: test patch applied, the files run K times in one
+episode -> the episode reset -> after: gold patch then test patch applied (the
+order `repogym grade` uses), the files run K times -> FAIL_TO_PASS,
+PASS_TO_PASS and flaky tests (`repogym.validate.classify`).
+
+The K runs of a phase share their episode, so a test that depends on what an
+earlier run left behind (in /tmp, in the repository) shows up as flaky too;
+the first after-run starts from the same fresh state a grader's run does.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from repogym.errors import EnvBuildError, RepoSourceError
+from repogym.grading.parsers import TestRun, get_parser
+from repogym.grading.report import TestReport, TestStatus
+from repogym.sandbox.base import OUT_DIR
+from repogym.sandbox.cache import cache_dir
+from repogym.sandbox.runtime import Episode
+from repogym.task import Task
+from repogym.validate.classify import Category, category, classify, test_files
+from repogym.validate.outcome import CandidateOutcome, Stage, Verdict, candidate_fingerprint
+from repogym.validate.pool import RuntimePool
+
+_DETAIL_CHARS = 2000
+
+
+@dataclass
+class _Where:
+    """The stage a candidate has reached (an unexpected error is counted there)."""
+
+    stage: Stage = Stage.ENV_BUILT
+
+
+def validate_candidate(
+    candidate: Task, pool: RuntimePool, runs: int = 2, log_dir: str | Path | None = None
+) -> CandidateOutcome:
+    """Validate one candidate; never raises for problems of the candidate or the sandbox (they are verdicts)."""
+    fingerprint = candidate_fingerprint(candidate, runs)
+    where = _Where()
+    try:
+        return _validate(
+            candidate.replace(FAIL_TO_PASS=[], PASS_TO_PASS=[]), pool, runs, fingerprint, where, log_dir
+        )
+    except Exception as exc:  # one broken candidate must not stop a batch of thousands
+        detail = f"{type(exc).__name__}: {exc}"[:_DETAIL_CHARS]
+        return CandidateOutcome.dropped(
+            candidate, Verdict.INFRA_ERROR, detail, fingerprint, stage=where.stage
+        )
+
+
+def _validate(
+    task: Task, pool: RuntimePool, runs: int, fingerprint: str, where: _Where, log_dir: str | Path | None
+) -> CandidateOutcome:
+    started = time.perf_counter()
+
+    def drop(verdict: Verdict, detail: str, **kwargs: Any) -> CandidateOutcome:
+        return CandidateOutcome.dropped(task, verdict, detail[-_DETAIL_CHARS:], fingerprint, **kwargs)
+
+    try:
+        runtime, spec = pool.runtime(task)
+    except RepoSourceError as exc:
+        return drop(Verdict.REPO_UNAVAILABLE, str(exc))
+    except EnvBuildError as exc:
+        return drop(Verdict.ENV_BUILD_FAILED, str(exc))
+    where.stage = Stage.APPLIED
+    files = test_files(task.test_patch)
+    if not files:
+        return drop(Verdict.NO_TEST_FILES, "the test patch adds or changes no Python test module")
+    logs = Path(log_dir) if log_dir else cache_dir("logs", "validate", task.instance_id.replace("/", "__"))
+    timings = dict(runtime.timings)
+    with runtime.episode() as episode:
+        before = _phase(task, episode, [("test.patch", task.test_patch)], files, runs, logs / "before")
+        if isinstance(before, str):
+            return drop(Verdict.TEST_PATCH_FAILED, before)
+        timings["reset_s"] = episode.reset()
+        patches = [("gold.patch", task.patch)] if task.patch.strip() else []
+        after = _phase(
+            task, episode, [*patches, ("test.patch", task.test_patch)], files, runs, logs / "after"
+        )
+        if isinstance(after, str):
+            verdict = (
+                Verdict.PATCH_FAILED
+                if after.startswith("git apply gold.patch")
+                else Verdict.TEST_PATCH_FAILED
+            )
+            return drop(verdict, after)
+    where.stage = Stage.HAS_FAIL_TO_PASS
+    timings.update(before_s=before.seconds, after_s=after.seconds, total_s=time.perf_counter() - started)
+    validation = {
+        "runs": runs,
+        "test_files": files,
+        "env": spec.to_dict(),
+        "timings": {name: round(seconds, 4) for name, seconds in timings.items()},
+    }
+    if not any(report.results for report in after.reports):
+        notes = (
+            "; ".join(dict.fromkeys(r.note for r in after.reports if r.note)) or "no test reported a result"
+        )
+        return drop(
+            Verdict.TESTS_DID_NOT_RUN, f"{notes} (log {after.reports[-1].log_path})", validation=validation
+        )
+    found = classify(before.statuses(), after.statuses())
+    if not found.fail_to_pass:
+        verdict = Verdict.ONLY_FLAKY if found.flaky_fail_to_pass else Verdict.NO_FAIL_TO_PASS
+        detail = f"before: {_summary(before.reports[0])}; after: {_summary(after.reports[0])}"
+        if found.flaky:
+            detail += f"; flaky: {', '.join(found.flaky[:5])}"
+        return drop(verdict, detail, validation=validation, flaky=found.flaky)
+    return CandidateOutcome(
+        instance_id=task.instance_id,
+        verdict=Verdict.VALIDATED,
+        fail_to_pass=found.fail_to_pass,
+        pass_to_pass=found.pass_to_pass,
+        flaky=found.flaky,
+        validation=validation,
+        fingerprint=fingerprint,
+    )
+
+
+@dataclass(frozen=True)
+class _PhaseRuns:
+    """The K test runs of one phase (before or after the gold patch)."""
+
+    reports: list[TestReport]
+    seconds: float
+
+    def statuses(self) -> list[dict[str, TestStatus]]:
+        return [report.statuses() for report in self.reports]
+
+
+def _phase(
+    task: Task, episode: Episode, patches: list[tuple[str, str]], files: list[str], runs: int, log_base: Path
+) -> _PhaseRuns | str:
+    """Apply the patches in order, then run the test files `runs` times; or why a patch did not apply."""
+    for name, patch in patches:
+        failure = _apply(episode, name, patch)
+        if failure:
+            return failure
+    started = time.perf_counter()
+    reports = [
+        _run_files(task, episode, files, log_base.with_name(f"{log_base.name}-{k}")) for k in range(runs)
+    ]
+    return _PhaseRuns(reports, time.perf_counter() - started)
+
+
+def _apply(episode: Episode, name: str, patch: str) -> str:
+    """Apply a patch exactly (a gold patch from the repository's own history needs no fuzz); '' or why not."""
+    path = episode.put_file(name, patch)
+    result = episode.run(f"git apply --whitespace=nowarn {path}")
+    if result.ok:
+        return ""
+    tail = " | ".join(result.output.strip().splitlines()[-8:])
+    return f"git apply {name}: {tail or f'exit code {result.exit_code}'}"
+
+
+def _run_files(task: Task, episode: Episode, files: list[str], log_base: Path) -> TestReport:
+    """Run the test files together; when that run is not trusted, run each file alone.
+
+    pytest stops before running anything when one file fails to collect (a test module that imports
+    what the fix adds), which would hide the other files' real outcomes.
+    """
+    report = _run_once(task, episode, files, log_base.with_name(log_base.name + ".log"))
+    if report.collected or report.timed_out or len(files) < 2:
+        return report
+    merged: TestReport | None = None
+    for index, path in enumerate(files):
+        alone = _run_once(task, episode, [path], log_base.with_name(f"{log_base.name}.{index}.log"))
+        merged = alone if merged is None else merged.merged(alone)
+    assert merged is not None
+    return merged
+
+
+def _run_once(task: Task, episode: Episode, files: list[str], log_path: Path) -> TestReport:
+    parser = get_parser(task.env.log_parser)
+    report_name = f"report-{time.monotonic_ns()}.jsonl"
+    command = parser.command(task.env.test_cmd, files, f"{OUT_DIR}/{report_name}")
+    result = episode.run(command)
+    report_file = episode.layer.out / report_name
+    report_text = report_file.read_text(encoding="utf-8", errors="replace") if report_file.exists() else None
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.write_text(
+        f"$ {command}\n{result.output}\n[exit {result.exit_code}; {result.reason.value}]\n", encoding="utf-8"
+    )
+    run = TestRun(
+        log=result.output,
+        report_text=report_text,
+        exit_code=result.exit_code,
+        timed_out=result.timed_out,
+        log_path=str(log_path),
+        duration_s=result.duration_s,
+    )
+    return parser.parse(run)
+
+
+def _summary(report: TestReport) -> str:
+    """'3 pass, 1 fail' for one run, or the run's note when it reported nothing."""
+    if not report.results:
+        return report.note or "no results"
+    counts = {kind: 0 for kind in Category}
+    for status in report.statuses().values():
+        counts[category(status)] += 1
+    return ", ".join(f"{count} {kind.value}" for kind, count in counts.items() if count)
