@@ -1,0 +1,151 @@
+"""Agentless mode (SWE-RL's setting): one step, one SEARCH/REPLACE answer, graded and scored.
+
+- `reset()` returns the problem statement plus the full text of the files the gold patch touches
+  (and `extra_context_files`), and the answer format. `info["code_context"]` holds those files
+  (path -> text) so a policy can build its own prompt.
+- `step(answer)` takes SWE-RL's `<think>...</think><solution>...</solution>` text (or a chat
+  message dict with `content`). Its blocks are applied with `repogym.search_replace.apply_answer`
+  exactly as SWE-RL applies them; the resulting diff is graded in a fresh sandbox episode. The
+  episode always terminates after this one step.
+- A malformed answer (see `FormatErrorReason`) counts one format error and is not graded.
+- The default reward is the seed's components plus `patch_similarity` (SWE-RL's reward: the mean
+  per-file similarity to the gold patch, -1.0 on a format error), so the gold answer scores
+  1.0 + 1.0 = 2.0, an answer that does not resolve scores its similarity, and a malformed answer
+  scores -1.0. `info["similarity"]` is SWE-RL's value whatever the reward config is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from repogym.env.base import TaskEnv, TextSpace, end_summary, read_originals
+from repogym.env.observation import truncate
+from repogym.errors import ConfigError
+from repogym.patches import changed_paths
+from repogym.rewards.similarity import oracle_contents, similarity_from_response
+from repogym.search_replace import FormatError, PatchError, apply_answer
+
+#: A malformed answer for `action_space.sample()` (it has no SEARCH/REPLACE block).
+SAMPLE_ANSWER = "<think>\nsampled\n</think>\n<solution>\n</solution>"
+
+ANSWER_FORMAT = """\
+Answer in this format: first your reasoning in <think>...</think>, then the fix in <solution>...</solution>
+as one or more SEARCH/REPLACE edits, each in a fenced block like this:
+
+```python
+### path/to/file.py
+<<<<<<< SEARCH
+lines copied exactly from the file (each SEARCH must start at the beginning of a line)
+=======
+the lines that replace them
+>>>>>>> REPLACE
+```
+
+Every occurrence of a SEARCH text is replaced; SEARCH and REPLACE must differ; an empty SEARCH creates a new file.
+"""
+
+
+def agentless_prompt(problem_statement: str, code_context: Mapping[str, str]) -> str:
+    """The observation: the issue, each relevant file in full, and the answer format."""
+    files = "".join(
+        f"--- BEGIN FILE ---\n```\n### {path}\n{text}{'' if text.endswith(chr(10)) or not text else chr(10)}```\n"
+        "--- END FILE ---\n"
+        for path, text in code_context.items()
+    )
+    return (
+        "We are currently solving the following issue within our repository. Here is the issue text:\n"
+        f"--- BEGIN ISSUE ---\n{problem_statement.strip()}\n--- END ISSUE ---\n\n"
+        "Below are some code segments, each from a relevant file. One or more of these files may contain bugs.\n\n"
+        f"{files}\n{ANSWER_FORMAT}"
+    )
+
+
+class AgentlessEnv(TaskEnv):
+    """One-step SEARCH/REPLACE mode; see this module's docstring."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.action_space = TextSpace(10**7, sample_text=SAMPLE_ANSWER)
+        paths = [*changed_paths(self.task.patch), *self.options.extra_context_files]
+        self.code_context = read_originals(self.runtime.pristine, paths)
+        try:
+            self.oracle_new_content = oracle_contents(self.task.patch, self.code_context)
+        except PatchError as exc:
+            raise ConfigError(
+                f"{self.task.instance_id}: agentless mode needs the gold patch's files as text: {exc}"
+            ) from None
+        self._prompt = agentless_prompt(self.task.problem_statement, self.code_context)
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """Agentless mode has no tools: the answer is text."""
+        return []
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        if options:
+            raise ConfigError(
+                f"reset(options=...): AgentlessEnv takes no reset options, got {sorted(options)}"
+            )
+        self._running = True
+        self._steps = self._format_errors = 0
+        self._last_observation = truncate(self._prompt, self.options.context_chars)
+        info = {
+            "instance_id": self.task.instance_id,
+            "mode": "agentless",
+            "code_context": dict(self.code_context),
+            "timings": {"reset_s": 0.0},
+        }
+        return self._last_observation, info
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self._require_running()
+        self._steps = 1
+        response = _answer_text(action)
+        format_error: FormatError | None = None
+        patch = ""
+        try:
+            patch = apply_answer(response, self.code_context).diff
+        except FormatError as exc:
+            format_error = exc
+            self._format_errors = 1
+        grade_result, breakdown, timings = self._finish(
+            patch,
+            grade_patch=format_error is None,
+            response=response,
+            code_context=self.code_context,
+            oracle_new_content=self.oracle_new_content,
+        )
+        similarity = similarity_from_response(self.code_context, self.oracle_new_content, response).reward
+        how = f"format error: {format_error}" if format_error else "answer applied"
+        observation = end_summary(how, grade_result, breakdown).lstrip("\n")
+        self._last_observation = observation
+        info = {
+            "instance_id": self.task.instance_id,
+            "step": 1,
+            "format_error": str(format_error) if format_error else None,
+            "format_errors": self._format_errors,
+            "grade": grade_result,
+            "reward": breakdown,
+            "similarity": similarity,
+            "patch": patch,
+            "steps": 1,
+            "truncated_by": None,
+            "timings": timings,
+        }
+        assert breakdown is not None
+        return observation, breakdown.total, True, False, info
+
+    def close(self) -> None:
+        self._running = False
+
+
+def _answer_text(action: Any) -> str:
+    """The answer text of an action: a string, or a chat message's string `content` ('' otherwise: a format error)."""
+    if isinstance(action, str):
+        return action
+    if isinstance(action, Mapping) and isinstance(action.get("content"), str):
+        return action["content"]
+    return ""
