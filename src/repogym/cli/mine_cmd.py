@@ -18,6 +18,15 @@ def register(app: typer.Typer) -> None:
     app.command("mine")(mine_command)
 
 
+def _settings(config: Path | None, overrides: list[str], flags: dict[str, object]) -> MiningConfig:
+    """The YAML file, then --set overrides, then the explicit flags (those given win)."""
+    settings = load_config(config, overrides, model=MiningConfig)
+    given = {key: value for key, value in flags.items() if value}
+    if not given:
+        return settings
+    return validate_config({**settings.model_dump(), **given}, MiningConfig, source="command line")
+
+
 def mine_command(
     repo: Path = typer.Argument(..., help="The git repository (a working copy or a bare repository)."),
     out: Path = typer.Option(

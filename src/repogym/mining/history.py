@@ -2,15 +2,17 @@
 
 - `iter_first_parent` streams one `git log --first-parent --raw -z` over the
   mined line: metadata and changed paths of every commit, no file contents.
-- `list_commits` reads the whole graph (parents, author times) in one `git log`
-  without diffs, to account for commits that arrived through merges.
-- `fetch_patches` gets the patches of the few commits that survive the path
-  filters from one `git diff-tree --stdin` per batch.
-- `merge_differs_from_automatic` runs `git merge-tree --write-tree` (no work
-  tree, no index) for merge candidates only.
+- `list_commits` reads the whole graph (parents, trees, author times) in one
+  `git log` without diffs, to account for commits that arrived through merges.
+- `PatchFetcher` gets the patches of the commits that survive the path filters
+  from one `git diff-tree --stdin`, fed while the walk goes on.
+- `diff_entries` lists what changed between many commit pairs in one
+  `git diff-tree --stdin`; `merge_differs_from_automatic` runs
+  `git merge-tree --write-tree` (no work tree, no index) for the few merges
+  that need it (see `repogym.mining.merges`).
 
 Every command runs with options that neutralise user configuration that would
-change the output (colour, prefixes, external diff drivers, textconv).
+change the output (colour, prefixes, quoting, external diff drivers, textconv).
 Author e-mails are never requested from git.
 """
 
@@ -33,7 +35,8 @@ from repogym.errors import RepoSourceError
 _GIT_CONFIG = (
     "-c", "color.ui=never", "-c", "core.quotePath=false", "-c", "diff.noprefix=false",
     "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false", "-c", "log.showSignature=false",
-    "-c", "diff.renames=false", "-c", "core.pager=cat",
+    "-c", "diff.renames=false", "-c", "diff.suppressBlankEmpty=false", "-c", "diff.submodule=short",
+    "-c", "core.pager=cat",
 )  # fmt: skip
 _GIT_ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1", "GIT_PAGER": "cat"}
 _RECORD = "\x1e"

@@ -7,9 +7,11 @@ The walk, in order:
    commits that arrived through a merge's other parents are counted as
    `in_merged_branch` (their change is part of the merge's candidate);
 2. the "paths" filters, on paths and messages only;
-3. the patches of the survivors (one `git diff-tree --stdin` per batch), split
-   into code and test patches, then the "patch" filters;
-4. `git merge-tree` for the surviving merges, in a few threads;
+3. the patches of the survivors, from one `git diff-tree --stdin` fed during
+   the walk, split into code and test patches, then the "patch" filters;
+4. the surviving merges checked against git's automatic merge (see
+   `repogym.mining.merges`: mostly from the graph and one batched tree diff),
+   while the patches are split;
 5. duplicates (the oldest copy is kept), then `max_candidates` (the newest are kept);
 6. problem statements and hints from the PR export, and Task rows
    (source=mined, FAIL_TO_PASS/PASS_TO_PASS empty until validation).
