@@ -41,11 +41,13 @@ def mine_command(
         0, "--max", min=0, help="Write at most N candidates, newest first; 0 = all."
     ),
     branch: str = typer.Option(
-        "", "--branch", "-b", help="Branch, tag or sha whose first-parent line is mined [HEAD]."
+        "", "--branch", "-b", help="Branch, tag or sha whose first-parent line is mined (default: HEAD)."
     ),
     funnel: Path | None = typer.Option(None, "--funnel", help="Also write the funnel report here as JSON."),
     repo_name: str = typer.Option(
-        "", "--repo-name", help='"owner/name" for the tasks [from the origin URL].'
+        "",
+        "--repo-name",
+        help='"owner/name" for the tasks (default: from the origin URL, else local/<folder>).',
     ),
     config: Path | None = typer.Option(
         None, "--config", "-c", help="MiningConfig YAML (path rules, filters, sizes)."
