@@ -278,3 +278,20 @@ def test_shallow_clone_fails_closed_on_merges_it_cannot_check(repo, tmp_path) ->
     assert result.tasks == ()
     assert result.funnel.count("merge_conflict") == 1  # no merge base here: not checkable, so not a task
     assert result.funnel.scanned == sum(step.count for step in result.funnel.steps)
+
+
+def test_squash_style_number_that_the_export_knows_as_an_issue_is_not_a_pr(repo, write_export) -> None:
+    sha = _fix(repo, 1, "Fix add overflow (#45)")
+    issue = {
+        "number": 45,
+        "title": "add overflows",
+        "body": "big numbers",
+        "created_at": "2024-01-01T00:00:00Z",
+    }
+    (with_export,) = mine(repo.path, MiningConfig(repo_name="acme/calc"), prs=write_export([issue])).tasks
+    (without_export,) = mine(repo.path, MiningConfig(repo_name="acme/calc")).tasks
+    assert (
+        with_export.instance_id == f"acme__calc-{sha[:12]}"
+        and with_export.metadata["mining"]["pr_number"] is None
+    )
+    assert without_export.instance_id == "acme__calc-45"  # GitHub's squash convention, nothing says otherwise

@@ -220,7 +220,10 @@ def _candidate(
     commit: Commit, export: PrExport | None, repo_name: str, used_ids: set[str], rules: PathRules
 ) -> Candidate:
     pull = export.pull_for(commit.sha, commit.subject) if export is not None else None
-    number = pull.number if pull is not None else pr_number_from_message(commit.subject)
+    # With an export, a "(#N)" that is not one of its pulls is an issue reference, not a PR number.
+    number = (
+        pull.number if pull is not None else pr_number_from_message(commit.subject, squash=export is None)
+    )
     task_id = instance_id(repo_name, number, commit.sha)
     if task_id in used_ids:  # the same PR number twice (a re-land): the short sha keeps ids unique
         task_id = instance_id(repo_name, None, commit.sha)

@@ -56,15 +56,18 @@ def linked_issue_numbers(*texts: str) -> tuple[int, ...]:
     return tuple(numbers)
 
 
-def pr_number_from_message(subject: str) -> int | None:
+def pr_number_from_message(subject: str, squash: bool = True) -> int | None:
     """The PR number GitHub writes into merge ("Merge pull request #N from ...") and squash ("Title (#N)") subjects.
+
+    A squash-style "(#N)" may also name an issue; `squash=False` ignores it (used
+    when an export can say which numbers are pulls).
 
     >>> pr_number_from_message("Merge pull request #42 from dev/fix-x"), pr_number_from_message("Fix x (#7)")
     (42, 7)
-    >>> pr_number_from_message("Fix #7 properly") is None
-    True
+    >>> pr_number_from_message("Fix #7 properly") is None, pr_number_from_message("Fix x (#7)", squash=False) is None
+    (True, True)
     """
-    match = _MERGE_PR.search(subject) or _SQUASH_PR.search(subject)
+    match = _MERGE_PR.search(subject) or (_SQUASH_PR.search(subject) if squash else None)
     return int(match.group(1)) if match else None
 
 
