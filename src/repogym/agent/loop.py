@@ -14,6 +14,7 @@ happens to the attempt is raised: it becomes the trajectory's outcome.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
@@ -93,6 +94,7 @@ class AgentLoop:
     ) -> Trajectory:
         """One attempt, start to finish; the trajectory says how it ended."""
         started = time.perf_counter()
+        loop = self._for_attempt(attempt)
         observation, _ = env.reset()
         tools = env.tool_schemas()
         messages = [
@@ -102,8 +104,16 @@ class AgentLoop:
         ]  # fmt: skip
         state = _State(messages, tools, started)
         reset_s = time.perf_counter() - started
-        outcome, detail = self._turns(env, task, attempt, state)
-        return self._trajectory(task, attempt, state, outcome, detail, reset_s, metadata or {})
+        outcome, detail = loop._turns(env, task, attempt, state)
+        return loop._trajectory(task, attempt, state, outcome, detail, reset_s, metadata or {})
+
+    def _for_attempt(self, attempt: int) -> AgentLoop:
+        """With a seed, attempt k samples with seed + k: a group of N differs, and reruns reproduce it."""
+        if self.sampling.seed is None:
+            return self
+        return dataclasses.replace(
+            self, sampling=dataclasses.replace(self.sampling, seed=self.sampling.seed + attempt)
+        )
 
     def _turns(self, env: AgentEnv, task: Task, attempt: int, state: _State) -> tuple[AttemptOutcome, str]:
         for index in range(self.limits.max_steps + 1):

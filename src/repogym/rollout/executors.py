@@ -10,7 +10,6 @@ each worker process builds its own policy and runtimes from the picklable
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -83,10 +82,9 @@ class RayExecutor:
 
         if ray.is_initialized():
             return
-        env_vars = {name: os.environ[name] for name in ("REPOGYM_CACHE",) if name in os.environ}
+        # A local Ray's workers inherit this process's environment (REPOGYM_CACHE included); a
+        # cluster's workers use their own nodes' settings.
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-        if env_vars:
-            kwargs["runtime_env"] = {"env_vars": env_vars}
         if self.address:
             ray.init(address=self.address, **kwargs)
         else:

@@ -1,0 +1,50 @@
+"""Done-when: `repogym serve` on a tiny local model, `repogym rollout --policy openai:...` against it, end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from typer.testing import CliRunner
+
+from repogym.cli import app
+from repogym.dataset import save_tasks
+
+SERVE = "from repogym.cli import main; main()"
+
+
+def test_rollout_through_the_served_model_records_every_attempt(tmp_path, tiny_model, toy_task):
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVE, "serve", str(tiny_model), "--port", "0", "--name", "tiny"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    try:
+        line = server.stdout.readline()  # "serving tiny at http://127.0.0.1:PORT/v1"
+        assert line.startswith("serving tiny at http://127.0.0.1:"), line
+        base_url = line.split(" at ", 1)[1].strip()
+        tasks = tmp_path / "tasks.jsonl"
+        save_tasks([toy_task], tasks)
+        out = tmp_path / "out"
+        result = CliRunner().invoke(
+            app,
+            ["rollout", str(tasks), "--policy", "openai:tiny", "--base-url", base_url, "-n", "2", "-j", "2",
+             "--max-steps", "2", "--reply-tokens", "8", "--temperature", "1.0", "--seed", "3", "--out", str(out),
+             "--json"],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    summary = json.loads(result.stdout[result.stdout.index("{") :])
+    assert summary["attempts"] == 2
+    rows = [json.loads(line) for shard in out.glob("*.jsonl") for line in shard.read_text().splitlines()]
+    assert sorted(r["attempt"] for r in rows) == [0, 1]
+    assert sorted(r["sampling"]["seed"] for r in rows) == [3, 4]  # attempt k samples with seed + k
+    for row in rows:
+        # A random 1.4M-parameter model does not fix bugs; what matters is that the attempt ran and was kept.
+        assert row["policy_id"] == "openai:tiny" and row["outcome"] in ("max_steps", "submitted")
+        assert row["grade"] is not None and row["sampling"]["temperature"] == 1.0
+        assert row["prompt_tokens"] > 0 and 2 <= len(row["steps"]) <= 2
+        assert [m["role"] for m in row["messages"]][:3] == ["system", "user", "assistant"]
