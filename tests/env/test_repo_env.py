@@ -185,3 +185,26 @@ def test_a_tool_subset_limits_what_the_agent_can_call(make_env):
     assert [s["function"]["name"] for s in env.tool_schemas()] == ["view_file", "submit"]
     observation, _, _, _, info = env.step("bash('ls')")
     assert "unknown tool 'bash'" in observation and info["format_errors"] == 1
+
+
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        ('{"name": "view_file", "arguments": {"path": "README.md"', "the action is not valid JSON"),
+        (
+            {"type": "function", "function": {"name": "bash", "arguments": "{'command': 'ls'}"}},
+            "not valid JSON",
+        ),
+        ("view_file()", "missing required argument(s) path"),
+        ("view_file('README.md', '1:2', 'extra')", "takes 2 argument(s), got 3"),
+        ({"name": "bash", "arguments": {"command": "ls", "timeout": 5}}, "bash has no argument 'timeout'"),
+        ("veiw_file('README.md')", "unknown tool 'veiw_file' (did you mean 'view_file'?)"),
+        (None, "got NoneType"),
+    ],
+)
+def test_malformed_actions_are_observations_counted_as_format_errors(env, action, message):
+    observation, reward, terminated, truncated, info = env.step(action)
+    assert observation.startswith("Format error: ") and message in observation
+    assert (reward, terminated, truncated) == (0.0, False, False)
+    assert info["format_errors"] == 1 and info["format_error"] and info["tool"] is None
+    assert env.step("view_file('README.md')")[4]["format_errors"] == 1  # the count carries on

@@ -178,3 +178,19 @@ def test_run_tests_without_the_hidden_tests(env):
     assert "1 passed" in observation and "test_mul_zero" not in observation
     refused, _, _, _, info = env.step("run_tests(['-p', 'evil'])")
     assert "not options" in refused and info["tool_error"]
+
+
+@pytest.mark.filterwarnings("ignore:sandbox 'local' runs model-written code")
+def test_file_tools_under_the_local_backend(toy_task, step_ok):
+    """Without a jail the repository is not at /testbed: paths written as /testbed/... still resolve."""
+    import repogym.env
+
+    env = repogym.env.make(toy_task.instance_id, toy_task, sandbox="local")
+    try:
+        env.reset()
+        assert "return a - b" in step_ok(env, f"view_file('/testbed/{SOURCE}', '2:2')")
+        step_ok(env, "create_file('/testbed/notes/todo.txt', 'fix add\\n')")
+        assert (env.episode.layer.workspace / "notes" / "todo.txt").read_text() == "fix add\n"
+        assert "outside the repository" in env.step("view_file('/etc/passwd')")[0]
+    finally:
+        env.close()
