@@ -128,6 +128,7 @@ def candidates(toy, licensed_toy) -> dict[str, Task]:
             test_patch=toy.test_patch + NEW_TEST_MODULE,
         ),
         as_candidate(toy, "python-3.5", env=EnvSpec(python="3.5")),
+        as_candidate(toy, "no-such-repo", repo_source=str(Path(toy.repo_source).parent / "moved-away")),
         as_candidate(licensed_toy, "licensed-clean"),
         as_candidate(
             licensed_toy, "licensed-secret", patch=toy_patch(licensed_toy, "src/calc/__init__.py", secret_fix)

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 
+from repogym.dataset import save_tasks
 from repogym.validate import ValidateConfig, Verdict, partial_path, validate_candidates
+from repogym.validate.batch import load_done
 
 from .conftest import as_candidate
 
@@ -52,3 +59,36 @@ def test_changing_the_number_of_runs_validates_again(batch, candidates, tmp_path
     )
     assert finished == ["test-patch-does-not-apply"]
     assert run.funnel.resumed == 0
+
+
+def test_a_killed_run_keeps_every_candidate_it_finished(candidates, tmp_path):
+    chosen = [candidates[name] for name in ("exact", "flaky-beside-fix", "refactor")]
+    candidates_file, out = tmp_path / "candidates.jsonl", tmp_path / "tasks.jsonl"
+    save_tasks(chosen, candidates_file)
+    command = [sys.executable, "-c", "from repogym.cli import main; main()", "validate", str(candidates_file)]
+    process = subprocess.Popen(
+        [*command, "--out", str(out), "--no-scrub"],
+        env=dict(os.environ),  # REPOGYM_CACHE: the test run's shared cache, environment already built
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    partial = partial_path(out)
+    deadline = time.monotonic() + 120
+    try:
+        while not (partial.exists() and partial.read_text().count("\n") >= 1):
+            assert process.poll() is None, "validate ended before the test could kill it"
+            assert time.monotonic() < deadline, "no candidate finished in 120 s"
+            time.sleep(0.05)
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    done = load_done(partial, {task.instance_id: task for task in chosen}, runs=2)
+    assert 1 <= len(done) < len(chosen)
+    expected = {
+        "exact": Verdict.VALIDATED,
+        "flaky-beside-fix": Verdict.VALIDATED,
+        "refactor": Verdict.NO_FAIL_TO_PASS,
+    }
+    assert {iid: outcome.verdict for iid, outcome in done.items()} == {iid: expected[iid] for iid in done}
+    assert not out.exists()  # the task file is only written, atomically, at the end

@@ -79,6 +79,12 @@ def test_a_missing_python_is_an_env_build_failure_and_the_run_goes_on(batch):
     assert batch.run.outcomes["exact"].validated  # the same batch went on validating
 
 
+def test_a_repository_that_is_gone_is_counted_and_the_run_goes_on(batch):
+    outcome = batch.run.outcomes["no-such-repo"]
+    assert (outcome.verdict, outcome.stage) == (Verdict.REPO_UNAVAILABLE, Stage.ENV_BUILT)
+    assert "moved-away" in outcome.detail
+
+
 def test_privacy_stage_drops_the_task_with_a_secret_and_unlicensed_ones(batch):
     funnel = batch.run.funnel
     assert funnel.count("secret") == 1
@@ -102,10 +108,10 @@ def test_partial_file_holds_outcomes_not_patches(batch, candidates):
 
 def test_funnel_accounts_for_every_candidate_exactly_once(batch, candidates):
     report = json.loads(batch.funnel.read_text())
-    assert report["candidates"] == len(candidates) == 9
+    assert report["candidates"] == len(candidates) == 10
     stages = report["stages"]
     assert [s["stage"] for s in stages] == [s.value for s in Stage]
-    assert stages[0]["in"] == 9
+    assert stages[0]["in"] == 10
     for before, after in itertools.pairwise(stages):
         assert after["in"] == before["out"]
     for stage in stages:
@@ -116,6 +122,7 @@ def test_funnel_accounts_for_every_candidate_exactly_once(batch, candidates):
     assert sorted(placed) == sorted(candidates)
     by_reason = {d["reason"]: d["count"] for s in stages for d in s["dropped"]}
     assert by_reason == {
+        "repo_unavailable": 1,
         "env_build_failed": 1,
         "test_patch_failed": 1,
         "no_fail_to_pass": 1,
