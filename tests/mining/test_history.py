@@ -16,7 +16,7 @@ from repogym.mining.history import (
     merge_differs_from_automatic,
     resolve_revision,
 )
-from repogym.mining.merges import MergeGraph, check_merges
+from repogym.mining.merges import MergeChecks, MergeGraph
 from repogym.samples.long_history import generate_long_history
 
 
@@ -147,13 +147,9 @@ def test_merge_checks_agree_with_git_merge_tree(repo) -> None:
     commits = list(iter_first_parent(repo.path, "HEAD"))
     graph = list_commits(repo.path, "HEAD")
     merges = [c for c in commits if c.is_merge]
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(2) as pool:
-        checks = check_merges(
-            repo.path, merges, MergeGraph.build([c.sha for c in commits], graph), graph, pool
-        )
-        answers = {sha: value if isinstance(value, bool) else value.result() for sha, value in checks.items()}
+    merge_graph = MergeGraph.build([c.sha for c in commits], graph)
+    with MergeChecks(repo.path, merges, merge_graph, graph, width=1) as checks:
+        answers = checks.results()
     assert answers == expected
     assert {m.sha: merge_differs_from_automatic(repo.path, m) for m in merges} == expected
 

@@ -24,7 +24,6 @@ import os
 import re
 import subprocess
 import tempfile
-import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,23 +192,95 @@ class GraphCommit:
     authored_at: int
 
 
-def list_commits(
-    repo: str | os.PathLike[str], rev: str, since: str = "", until: str = ""
-) -> dict[str, GraphCommit]:
-    """Every commit reachable from `rev` in the window (all parents followed), newest first."""
-    out = git(repo, "log", "--no-abbrev", "--format=%H %T %at %P", *_window(since, until), rev, "--")
+class GitJob:
+    """One git process, started now, writing to temporary files; `output()` waits for it.
+
+    No pipes to drain and no reader threads: git runs beside the caller's Python
+    work without competing with it for the GIL (a reader thread slows a busy
+    main thread a lot). With `feed=True`, stdin is a pipe the caller writes to.
+    """
+
+    def __init__(
+        self,
+        repo: str | os.PathLike[str],
+        args: Sequence[str],
+        stdin: bytes | None = None,
+        feed: bool = False,
+    ) -> None:
+        self.repo, self.args = repo, tuple(args)
+        self._stdout = tempfile.TemporaryFile()  # noqa: SIM115 - closed by output() or close()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by output() or close()
+        source: int | IO[bytes] | None = subprocess.PIPE if feed else None
+        if stdin is not None:
+            source = tempfile.TemporaryFile()  # noqa: SIM115 - closed right after git has it
+            source.write(stdin)
+            source.seek(0)
+        self.process = subprocess.Popen(
+            ["git", *_GIT_CONFIG, *self.args], cwd=repo, stdin=source, stdout=self._stdout,
+            stderr=self._stderr, env={**os.environ, **_GIT_ENV},
+        )  # fmt: skip
+        if stdin is not None and not isinstance(source, int) and source is not None:
+            source.close()
+
+    def output(self, ok: Sequence[int] = (0,)) -> tuple[int, bytes]:
+        """Wait for git; (exit status, stdout). A status outside `ok` raises RepoSourceError with git's words."""
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            self.process.stdin.close()
+        status = self.process.wait()
+        self._stdout.seek(0)
+        out = self._stdout.read()
+        if status not in ok:
+            self._stderr.seek(0)
+            message = self._stderr.read().decode("utf-8", "replace").strip()[:500]
+            self.close()
+            raise RepoSourceError(f"{self.repo}: git {' '.join(self.args[:2])} failed: {message}")
+        self.close()
+        return status, out
+
+    def close(self) -> None:
+        """Stop git if it still runs (an error elsewhere) and release the files."""
+        stdin = self.process.stdin
+        if stdin is not None and not stdin.closed:
+            with contextlib.suppress(OSError):
+                stdin.close()
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self._stdout.close()
+        self._stderr.close()
+
+    def __enter__(self) -> GitJob:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def start_list_commits(repo: str | os.PathLike[str], rev: str, since: str = "", until: str = "") -> GitJob:
+    """Start listing every commit reachable from `rev` in the window; `parse_graph` reads the output."""
+    return GitJob(repo, ["log", "--no-abbrev", "--format=%H %T %at %P", *_window(since, until), rev, "--"])
+
+
+def parse_graph(output: bytes) -> dict[str, GraphCommit]:
     graph: dict[str, GraphCommit] = {}
-    for line in out.splitlines():
+    for line in output.decode("ascii").splitlines():
         sha, tree, authored, *parents = line.split(" ")
         graph[sha] = GraphCommit(tuple(parents), tree, int(authored))
     return graph
 
 
+def list_commits(
+    repo: str | os.PathLike[str], rev: str, since: str = "", until: str = ""
+) -> dict[str, GraphCommit]:
+    """Every commit reachable from `rev` in the window (all parents followed), newest first."""
+    return parse_graph(start_list_commits(repo, rev, since, until).output()[1])
+
+
 class PatchFetcher:
     """Patches of commits against their first parent, from one `git diff-tree --stdin` fed as commits arrive.
 
-    `submit` writes a line to git's stdin; a thread drains git's stdout meanwhile,
-    so git computes patches while the caller is still walking the history.
+    `submit` writes a line to git's stdin while git writes patches to a file, so
+    git computes patches while the caller is still walking the history.
     `finish` returns `{sha: patch bytes}` (`git diff --binary -M` form). git prints
     each commit's sha on a line of its own before its patch; a 40-hex line cannot
     occur inside a patch (every patch line starts with a marker, and base85 lines
@@ -217,55 +288,23 @@ class PatchFetcher:
     """
 
     def __init__(self, repo: str | os.PathLike[str]) -> None:
-        self._repo = repo
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by finish() or close()
-        self._process = subprocess.Popen(
-            ["git", *_GIT_CONFIG, "diff-tree", "--stdin", "-r", *_PATCH_OPTIONS],
-            cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-            env={**os.environ, **_GIT_ENV},
-        )  # fmt: skip
-        self._chunks: list[bytes] = []
+        self._job = GitJob(repo, ["diff-tree", "--stdin", "-r", *_PATCH_OPTIONS], feed=True)
         self._shas: list[str] = []
-        self._reader = threading.Thread(target=self._drain, name="repogym-patches", daemon=True)
-        self._reader.start()
-
-    def _drain(self) -> None:
-        stdout = self._process.stdout
-        while stdout is not None and (chunk := stdout.read(1 << 20)):
-            self._chunks.append(chunk)
 
     def submit(self, commit: Commit) -> None:
-        if self._process.stdin is None or not commit.parents:
+        stdin = self._job.process.stdin
+        if stdin is None or not commit.parents:
             return
-        self._process.stdin.write(f"{commit.sha} {commit.parents[0]}\n".encode())
+        stdin.write(f"{commit.sha} {commit.parents[0]}\n".encode())
         self._shas.append(commit.sha)
         if len(self._shas) % 256 == 0:
-            self._process.stdin.flush()
+            stdin.flush()
 
     def finish(self) -> dict[str, bytes]:
-        if self._process.stdin is not None:
-            self._process.stdin.close()
-        self._reader.join()
-        if self._process.wait() != 0:
-            self._stderr.seek(0)
-            message = self._stderr.read().decode("utf-8", "replace").strip()[:500]
-            raise RepoSourceError(f"{self._repo}: git diff-tree failed: {message}")
-        self._stderr.close()
-        return _cut_by_sha(b"".join(self._chunks), self._shas)
+        return _cut_by_sha(self._job.output()[1], self._shas)
 
     def close(self) -> None:
-        """Stop git if `finish` was never reached (an error elsewhere) and release the pipes."""
-        stdin = self._process.stdin
-        if stdin is not None and not stdin.closed:
-            with contextlib.suppress(OSError):
-                stdin.close()
-        if self._process.poll() is None:
-            self._process.kill()
-            self._process.wait()
-        self._reader.join()
-        if self._process.stdout is not None:
-            self._process.stdout.close()
-        self._stderr.close()
+        self._job.close()
 
     def __enter__(self) -> PatchFetcher:
         return self
@@ -303,27 +342,21 @@ def _cut_by_sha(output: bytes, shas: Sequence[str]) -> dict[str, bytes]:
     return patches
 
 
-def diff_entries(
-    repo: str | os.PathLike[str], pairs: Sequence[tuple[str, str]]
-) -> list[dict[str, tuple[str, str]]]:
-    """For each (new, old) commit pair, `{path: (new mode, new blob)}` of what changed from old to new.
+def start_diff_entries(repo: str | os.PathLike[str], pairs: Sequence[tuple[str, str]]) -> GitJob:
+    """Start listing, for each (new, old) commit pair, what changed from old to new; see `parse_diff_entries`.
 
     One `git diff-tree --stdin --always` for all pairs; `--always` prints every
     pair's header even when nothing changed, so answers line up with the pairs.
     """
-    if not pairs:
-        return []
     stdin = "".join(f"{new} {old}\n" for new, old in pairs).encode()
-    result = subprocess.run(
-        ["git", *_GIT_CONFIG, "diff-tree", "--stdin", "--always", "-r", "--raw", "-z", "--no-renames", "--no-abbrev"],
-        cwd=repo, input=stdin, capture_output=True, env={**os.environ, **_GIT_ENV}, check=False,
-    )  # fmt: skip
-    if result.returncode != 0:
-        raise RepoSourceError(
-            f"{repo}: git diff-tree failed: {result.stderr.decode('utf-8', 'replace')[:500]}"
-        )
+    args = ["diff-tree", "--stdin", "--always", "-r", "--raw", "-z", "--no-renames", "--no-abbrev"]
+    return GitJob(repo, args, stdin=stdin)
+
+
+def parse_diff_entries(output: bytes, expected: int) -> list[dict[str, tuple[str, str]]]:
+    """`{path: (new mode, new blob)}` per pair, from `start_diff_entries` output."""
     answers: list[dict[str, tuple[str, str]]] = []
-    fields = result.stdout.split(b"\0")
+    fields = output.split(b"\0")
     index = 0
     while index < len(fields):
         field = fields[index]
@@ -335,9 +368,18 @@ def diff_entries(
         if field.strip():
             answers.append({})  # a pair's header: the new commit's sha
         index += 1
-    if len(answers) != len(pairs):
-        raise RepoSourceError(f"{repo}: git diff-tree answered {len(answers)} of {len(pairs)} pairs")
+    if len(answers) != expected:
+        raise RepoSourceError(f"git diff-tree answered {len(answers)} of {expected} pairs")
     return answers
+
+
+def diff_entries(
+    repo: str | os.PathLike[str], pairs: Sequence[tuple[str, str]]
+) -> list[dict[str, tuple[str, str]]]:
+    """For each (new, old) commit pair, `{path: (new mode, new blob)}` of what changed from old to new."""
+    if not pairs:
+        return []
+    return parse_diff_entries(start_diff_entries(repo, pairs).output()[1], len(pairs))
 
 
 def _whole_line(output: bytes, start: int, length: int) -> bool:
@@ -345,21 +387,32 @@ def _whole_line(output: bytes, start: int, length: int) -> bool:
     return before_ok and output[start + length : start + length + 1] in (b"\n", b"")
 
 
+def start_merge_tree(repo: str | os.PathLike[str], merge: Commit) -> GitJob:
+    """Start `git merge-tree --write-tree` on a two-parent merge's parents (no work tree, no index)."""
+    return GitJob(repo, ["merge-tree", "--write-tree", "--no-messages", *merge.parents[:2]])
+
+
+def merge_tree_differs(job: GitJob, merge: Commit) -> bool:
+    """Whether the merge's tree differs from what the started merge-tree job computed.
+
+    Exit 1 means conflicts; any other failure (a shallow clone without the merge
+    base) fails closed: a merge git cannot recompute is not a clean task.
+    """
+    status, out = job.output(ok=range(256))
+    return status != 0 or out.split(b"\n", 1)[0].strip().decode() != merge.tree
+
+
 def merge_differs_from_automatic(repo: str | os.PathLike[str], merge: Commit) -> bool:
     """True when a two-parent merge's tree is not what git's automatic merge of its parents gives.
 
-    That covers merges that had conflicts (merge-tree exits 1), merges edited by
-    hand ("evil merges"), and, failing closed, merges git cannot recompute (a
-    shallow clone without the merge base). Octopus merges are not checked: git's
-    octopus strategy refuses conflicts, so only hand edits could slip through.
+    That covers merges that had conflicts, merges edited by hand ("evil merges"),
+    and, failing closed, merges git cannot recompute. Octopus merges are not
+    checked: git's octopus strategy refuses conflicts, so only hand edits could
+    slip through.
     """
     if len(merge.parents) != 2:
         return False
-    result = subprocess.run(
-        ["git", *_GIT_CONFIG, "merge-tree", "--write-tree", "--no-messages", *merge.parents],
-        cwd=repo, capture_output=True, text=True, env={**os.environ, **_GIT_ENV}, check=False,
-    )  # fmt: skip
-    return result.returncode != 0 or result.stdout.split("\n", 1)[0].strip() != merge.tree
+    return merge_tree_differs(start_merge_tree(repo, merge), merge)
 
 
 def remote_url(repo: str | os.PathLike[str], remote: str = "origin") -> str:

@@ -25,10 +25,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 
-from repogym.mining.history import Commit, GraphCommit, diff_entries, merge_differs_from_automatic
+from repogym.mining.history import (
+    Commit,
+    GraphCommit,
+    merge_tree_differs,
+    parse_diff_entries,
+    start_diff_entries,
+    start_merge_tree,
+)
 
 
 @dataclass(frozen=True)
@@ -73,60 +79,78 @@ class MergeGraph:
         return cls(brought_in, bases)
 
 
-def check_merges(
-    repo: str | os.PathLike[str],
-    merges: Sequence[Commit],
-    merge_graph: MergeGraph,
-    graph: dict[str, GraphCommit],
-    pool: Executor,
-) -> dict[str, bool | Future[bool]]:
-    """For each two-parent merge: does its tree differ from git's automatic merge? (a bool, or a Future of one).
+class MergeChecks:
+    """Answers, for each two-parent merge, whether its tree differs from git's automatic merge.
 
+    The cheap answers are known at once; the git work (one batched tree diff,
+    and merge-tree for the rest, at most `width` at a time) starts at
+    construction and runs while the caller does other work; `results()` collects.
     Octopus merges are not checked: git's octopus strategy refuses conflicts, so
     only hand edits could slip through.
     """
-    results: dict[str, bool | Future[bool]] = {}
-    diverged: list[tuple[Commit, str]] = []
-    for merge in merges:
-        if len(merge.parents) != 2:
-            results[merge.sha] = False
-            continue
-        base, second = merge_graph.bases.get(merge.sha), graph.get(merge.parents[1])
-        if base is None or second is None:
-            results[merge.sha] = pool.submit(merge_differs_from_automatic, repo, merge)
-        elif base == merge.parents[0]:
-            results[merge.sha] = merge.tree != second.tree
-        else:
-            diverged.append((merge, base))
-    if diverged:
-        pending: dict[str, Future[bool]] = {merge.sha: Future() for merge, _ in diverged}
-        results.update(pending)
-        pool.submit(_check_diverged, repo, diverged).add_done_callback(lambda done: _settle(done, pending))
-    return results
 
+    def __init__(
+        self,
+        repo: str | os.PathLike[str],
+        merges: Sequence[Commit],
+        merge_graph: MergeGraph,
+        graph: dict[str, GraphCommit],
+        width: int = 4,
+    ) -> None:
+        self._repo, self._width = repo, width
+        self._answers: dict[str, bool] = {}
+        self._diverged: list[tuple[Commit, str]] = []
+        self._by_git: list[Commit] = []
+        for merge in merges:
+            if len(merge.parents) != 2:
+                self._answers[merge.sha] = False
+                continue
+            base, second = merge_graph.bases.get(merge.sha), graph.get(merge.parents[1])
+            if base is None or second is None:
+                self._by_git.append(merge)
+            elif base == merge.parents[0]:  # the branch was up to date: git's merge is the branch's tree
+                self._answers[merge.sha] = merge.tree != second.tree
+            else:
+                self._diverged.append((merge, base))
+        pairs = [
+            pair
+            for merge, base in self._diverged
+            for pair in ((merge.parents[1], base), (merge.parents[0], base))
+        ]
+        self._diff_job = start_diff_entries(repo, pairs) if pairs else None
+        self._running = [(merge, start_merge_tree(repo, merge)) for merge in self._by_git[:width]]
+        self._started = len(self._running)
 
-def _settle(done: Future[dict[str, bool]], pending: dict[str, Future[bool]]) -> None:
-    """Hand the batch's answers (or its error) to each merge's own future."""
-    error = done.exception()
-    for sha, future in pending.items():
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(done.result()[sha])
+    def results(self) -> dict[str, bool]:
+        if self._diff_job is not None:
+            entries = parse_diff_entries(self._diff_job.output()[1], 2 * len(self._diverged))
+            for index, (merge, _) in enumerate(self._diverged):
+                branch_side, main_side = entries[2 * index], entries[2 * index + 1]
+                if branch_side.keys() & main_side.keys():  # both sides changed a file: git merges contents
+                    self._by_git.append(merge)
+                    continue
+                merged = {change.path: (change.new_mode, change.new_blob) for change in merge.changes}
+                self._answers[merge.sha] = merged != branch_side
+            self._diff_job = None
+        queue = self._by_git[self._started :]
+        self._started = len(self._by_git)
+        while self._running or queue:
+            while queue and len(self._running) < self._width:
+                merge = queue.pop(0)
+                self._running.append((merge, start_merge_tree(self._repo, merge)))
+            merge, job = self._running.pop(0)
+            self._answers[merge.sha] = merge_tree_differs(job, merge)
+        return self._answers
 
+    def close(self) -> None:
+        """Stop git jobs still running (after an error elsewhere)."""
+        for _, job in self._running:
+            job.close()
+        if self._diff_job is not None:
+            self._diff_job.close()
 
-def _check_diverged(repo: str | os.PathLike[str], diverged: list[tuple[Commit, str]]) -> dict[str, bool]:
-    """Decide merges whose branch is behind the first parent, from what each side changed since the base."""
-    pairs = [
-        pair for merge, base in diverged for pair in ((merge.parents[1], base), (merge.parents[0], base))
-    ]
-    entries = diff_entries(repo, pairs)
-    results: dict[str, bool] = {}
-    for index, (merge, _) in enumerate(diverged):
-        branch_side, main_side = entries[2 * index], entries[2 * index + 1]
-        if branch_side.keys() & main_side.keys():  # both sides changed a file: git merges contents
-            results[merge.sha] = merge_differs_from_automatic(repo, merge)
-            continue
-        merged = {change.path: (change.new_mode, change.new_blob) for change in merge.changes}
-        results[merge.sha] = merged != branch_side
-    return results
+    def __enter__(self) -> MergeChecks:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -27,7 +27,6 @@ import os
 import re
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,11 +48,12 @@ from repogym.mining.history import (
     GraphCommit,
     PatchFetcher,
     iter_first_parent,
-    list_commits,
+    parse_graph,
     remote_url,
     resolve_revision,
+    start_list_commits,
 )
-from repogym.mining.merges import MergeGraph, check_merges
+from repogym.mining.merges import MergeChecks, MergeGraph
 from repogym.mining.prs import PrExport, describe_change, load_pr_export, pr_number_from_message
 from repogym.mining.split import PathRules, split_patch
 from repogym.task import Source, Task
@@ -127,20 +127,19 @@ def mine(
     counter = _counter(config)
     context = make_context(config)
     with (
-        ThreadPoolExecutor(max_workers=config.merge_check_workers + 1) as pool,
         PatchFetcher(root) as fetcher,
+        start_list_commits(root, tip, config.since, config.until) as graph_job,
     ):
-        graph_future = pool.submit(list_commits, root, tip, config.since, config.until)
         survivors, mainline = _scan(root, tip, config, export, repo_name, counter, progress, fetcher.submit)
         patches = fetcher.finish()
-        graph = graph_future.result()
-        merges = [
-            c.commit for c in survivors if c.commit.is_merge and "merge_conflict" not in config.skip_filters
-        ]
-        merge_graph = MergeGraph.build(mainline, graph)
-        merge_checks = check_merges(root, merges, merge_graph, graph, pool)  # git runs while we split patches
-        survivors = _patch_stage(survivors, patches, context, counter)
-        survivors = _merge_stage(survivors, merge_checks, counter)
+        graph = parse_graph(graph_job.output()[1])
+    merge_graph = MergeGraph.build(mainline, graph)
+    merges = [
+        c.commit for c in survivors if c.commit.is_merge and "merge_conflict" not in config.skip_filters
+    ]
+    with MergeChecks(root, merges, merge_graph, graph, config.merge_check_workers) as checks:
+        survivors = _patch_stage(survivors, patches, context, counter)  # while git checks the merges
+        survivors = _merge_stage(survivors, checks.results(), counter)
     on_line = set(mainline)
     side = [sha for sha in graph if sha not in on_line]
     for sha in side:
@@ -253,12 +252,11 @@ def _patch_stage(
 
 
 def _merge_stage(
-    survivors: list[Candidate], checks: dict[str, bool | Future[bool]], counter: FunnelCounter
+    survivors: list[Candidate], differs: dict[str, bool], counter: FunnelCounter
 ) -> list[Candidate]:
     kept = []
     for candidate in survivors:
-        differs = checks.get(candidate.commit.sha, False)
-        if differs.result() if isinstance(differs, Future) else differs:
+        if differs.get(candidate.commit.sha, False):
             counter.drop("merge_conflict", candidate.instance_id)
         else:
             kept.append(candidate)
