@@ -7,6 +7,7 @@ import subprocess
 import pytest
 
 from repogym.errors import RepoSourceError
+from repogym.mining.gitcmd import resolve_revision
 from repogym.mining.history import (
     PatchFetcher,
     diff_entries,
@@ -14,7 +15,6 @@ from repogym.mining.history import (
     iter_first_parent,
     list_commits,
     merge_differs_from_automatic,
-    resolve_revision,
 )
 from repogym.mining.merges import MergeChecks, MergeGraph
 from repogym.samples.long_history import generate_long_history

@@ -10,7 +10,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from repogym.cli.common import console, err_console, print_json
 from repogym.config import load_config, validate_config
 from repogym.mining.config import MiningConfig
-from repogym.mining.history import count_first_parent, resolve_revision
+from repogym.mining.gitcmd import resolve_revision
+from repogym.mining.history import count_first_parent
 from repogym.mining.mine import mine_to_file
 
 

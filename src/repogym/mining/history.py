@@ -11,33 +11,23 @@
   `git merge-tree --write-tree` (no work tree, no index) for the few merges
   that need it (see `repogym.mining.merges`).
 
-Every command runs with options that neutralise user configuration that would
-change the output (colour, prefixes, quoting, external diff drivers, textconv).
-Author e-mails are never requested from git.
+Every command runs through `repogym.mining.gitcmd` (user configuration that
+would change the output is pinned). Author e-mails are never requested from git.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import re
 import subprocess
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, NamedTuple
 
 from repogym.errors import RepoSourceError
+from repogym.mining.gitcmd import GIT_CONFIG, GIT_ENV, GitJob, git
 
-_GIT_CONFIG = (
-    "-c", "color.ui=never", "-c", "core.quotePath=false", "-c", "diff.noprefix=false",
-    "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false", "-c", "log.showSignature=false",
-    "-c", "diff.renames=false", "-c", "diff.suppressBlankEmpty=false", "-c", "diff.submodule=short",
-    "-c", "core.pager=cat",
-)  # fmt: skip
-_GIT_ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1", "GIT_PAGER": "cat"}
 _RECORD = "\x1e"
 #: One commit's header: sha, parents, tree, author name, author time, commit time, message (raw, NUL-free).
 _FORMAT = "%x1e%H%x00%P%x00%T%x00%an%x00%at%x00%ct%x00%B%x00"
@@ -93,29 +83,6 @@ class Commit:
         return len(self.parents) > 1
 
 
-def git(repo: str | os.PathLike[str], *args: str, input: str | None = None) -> str:
-    """Run one git command in `repo` and return its stdout; a failure raises RepoSourceError with git's words."""
-    result = subprocess.run(
-        ["git", *_GIT_CONFIG, *args], cwd=repo, input=input, capture_output=True, text=True,
-        encoding="utf-8", errors="surrogateescape", env={**os.environ, **_GIT_ENV}, check=False,
-    )  # fmt: skip
-    if result.returncode != 0:
-        raise RepoSourceError(f"{repo}: git {' '.join(args[:3])} failed: {result.stderr.strip()[:500]}")
-    return result.stdout
-
-
-def resolve_revision(repo: str | os.PathLike[str], rev: str) -> str:
-    """The commit sha a branch, tag or sha names; an unknown name raises RepoSourceError naming it."""
-    if not Path(repo, ".git").exists() and not Path(repo, "HEAD").is_file():
-        raise RepoSourceError(f"{repo}: not a git repository (no .git)")
-    try:
-        return git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
-    except RepoSourceError:
-        raise RepoSourceError(
-            f"{repo}: no commit named {rev!r} (try a branch name, a tag or a sha)"
-        ) from None
-
-
 def _window(since: str, until: str) -> list[str]:
     return [*([f"--since={since}"] if since else []), *([f"--until={until}"] if until else [])]
 
@@ -129,11 +96,11 @@ def iter_first_parent(
     Merges are diffed against their first parent.
     """
     args = [
-        "git", *_GIT_CONFIG, "log", "--first-parent", "--diff-merges=first-parent", "--no-renames", "--raw",
+        "git", *GIT_CONFIG, "log", "--first-parent", "--diff-merges=first-parent", "--no-renames", "--raw",
         "-z", "--no-abbrev", "--encoding=UTF-8", f"--format={_FORMAT}", *_window(since, until), rev, "--",
     ]  # fmt: skip
     with subprocess.Popen(
-        args, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **_GIT_ENV}
+        args, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **GIT_ENV}
     ) as process:
         yield from _parse_log(process.stdout)
         stderr = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""
@@ -190,70 +157,6 @@ class GraphCommit:
     parents: tuple[str, ...]
     tree: str
     authored_at: int
-
-
-class GitJob:
-    """One git process, started now, writing to temporary files; `output()` waits for it.
-
-    No pipes to drain and no reader threads: git runs beside the caller's Python
-    work without competing with it for the GIL (a reader thread slows a busy
-    main thread a lot). With `feed=True`, stdin is a pipe the caller writes to.
-    """
-
-    def __init__(
-        self,
-        repo: str | os.PathLike[str],
-        args: Sequence[str],
-        stdin: bytes | None = None,
-        feed: bool = False,
-    ) -> None:
-        self.repo, self.args = repo, tuple(args)
-        self._stdout = tempfile.TemporaryFile()  # noqa: SIM115 - closed by output() or close()
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by output() or close()
-        source: int | IO[bytes] | None = subprocess.PIPE if feed else None
-        if stdin is not None:
-            source = tempfile.TemporaryFile()  # noqa: SIM115 - closed right after git has it
-            source.write(stdin)
-            source.seek(0)
-        self.process = subprocess.Popen(
-            ["git", *_GIT_CONFIG, *self.args], cwd=repo, stdin=source, stdout=self._stdout,
-            stderr=self._stderr, env={**os.environ, **_GIT_ENV},
-        )  # fmt: skip
-        if stdin is not None and not isinstance(source, int) and source is not None:
-            source.close()
-
-    def output(self, ok: Sequence[int] = (0,)) -> tuple[int, bytes]:
-        """Wait for git; (exit status, stdout). A status outside `ok` raises RepoSourceError with git's words."""
-        if self.process.stdin is not None and not self.process.stdin.closed:
-            self.process.stdin.close()
-        status = self.process.wait()
-        self._stdout.seek(0)
-        out = self._stdout.read()
-        if status not in ok:
-            self._stderr.seek(0)
-            message = self._stderr.read().decode("utf-8", "replace").strip()[:500]
-            self.close()
-            raise RepoSourceError(f"{self.repo}: git {' '.join(self.args[:2])} failed: {message}")
-        self.close()
-        return status, out
-
-    def close(self) -> None:
-        """Stop git if it still runs (an error elsewhere) and release the files."""
-        stdin = self.process.stdin
-        if stdin is not None and not stdin.closed:
-            with contextlib.suppress(OSError):
-                stdin.close()
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        self._stdout.close()
-        self._stderr.close()
-
-    def __enter__(self) -> GitJob:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 def start_list_commits(repo: str | os.PathLike[str], rev: str, since: str = "", until: str = "") -> GitJob:
@@ -413,14 +316,6 @@ def merge_differs_from_automatic(repo: str | os.PathLike[str], merge: Commit) ->
     if len(merge.parents) != 2:
         return False
     return merge_tree_differs(start_merge_tree(repo, merge), merge)
-
-
-def remote_url(repo: str | os.PathLike[str], remote: str = "origin") -> str:
-    """The URL of a remote, or "" when there is none."""
-    try:
-        return git(repo, "config", "--get", f"remote.{remote}.url").strip()
-    except RepoSourceError:
-        return ""
 
 
 def count_first_parent(repo: str | os.PathLike[str], rev: str, since: str = "", until: str = "") -> int:

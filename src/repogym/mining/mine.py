@@ -43,14 +43,13 @@ from repogym.mining.filters import (
     make_context,
 )
 from repogym.mining.funnel import Funnel, FunnelCounter
+from repogym.mining.gitcmd import remote_url, resolve_revision
 from repogym.mining.history import (
     Commit,
     GraphCommit,
     PatchFetcher,
     iter_first_parent,
     parse_graph,
-    remote_url,
-    resolve_revision,
     start_list_commits,
 )
 from repogym.mining.merges import MergeChecks, MergeGraph
