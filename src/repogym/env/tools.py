@@ -228,7 +228,10 @@ def file_op(context: ToolContext, op: str, **args: Any) -> ToolOutput:
             why = "timed out" if result.timed_out else f"failed (exit code {result.exit_code})"
             tail = "\n".join(result.output.strip().splitlines()[-5:])
             return failure(f"the {op} tool {why}: {tail}".strip())
-        data = json.loads(result_file.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(result_file.read_text(encoding="utf-8"))
+        except (ValueError, OSError) as exc:  # e.g. killed while writing it (file size limit)
+            return failure(f"the {op} tool's result could not be read: {exc}")
     finally:
         (inbox / args_name).unlink(missing_ok=True)
         result_file.unlink(missing_ok=True)
