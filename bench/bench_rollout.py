@@ -57,16 +57,20 @@ def sample_tasks(root: Path) -> list[Task]:
     return tasks
 
 
-def timed_run(tasks_file: Path, out: Path, n: int, jobs: int, executor: str) -> tuple[float, list[Trajectory]]:
+def timed_run(
+    tasks_file: Path, out: Path, n: int, jobs: int, executor: str
+) -> tuple[float, list[Trajectory]]:
     config = RolloutConfig(
         tasks=str(tasks_file), policy=PolicyConfig(spec="scripted:gold"), out=str(out), n=n, jobs=jobs,
-        executor=executor,
+        executor=executor.split(" ")[0],
     )  # fmt: skip
     started = time.perf_counter()
     summary = run_rollout(config)
     elapsed = time.perf_counter() - started
     if summary.resolved != summary.attempts:
-        print(f"warning: {executor} -j{jobs}: {summary.resolved}/{summary.attempts} resolved", file=sys.stderr)
+        print(
+            f"warning: {executor} -j{jobs}: {summary.resolved}/{summary.attempts} resolved", file=sys.stderr
+        )
     return elapsed, load_trajectories(out)
 
 
@@ -93,13 +97,28 @@ def main(argv: list[str] | None = None) -> int:
     tasks = sample_tasks(root / "repos")
     tasks_file = root / "tasks.jsonl"
     save_tasks(tasks, tasks_file)
-    print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {len(tasks)} tasks", file=sys.stderr)
+    print(
+        f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; {len(tasks)} tasks",
+        file=sys.stderr,
+    )
     timed_run(tasks_file, root / "warm", 1, 2, "local")  # builds every environment once, untimed
 
-    runs = [("local", 1), ("local", 2)] + ([] if args.no_ray else [("ray", 2)])
+    runs: list[tuple[str, int]] = [("local", 1), ("local", 2)]
     results: dict[tuple[str, int], tuple[float, list[Trajectory]]] = {}
     for executor, jobs in runs:
-        results[(executor, jobs)] = timed_run(tasks_file, root / f"{executor}-{jobs}", args.attempts, jobs, executor)
+        out = root / f"{executor}-{jobs}"
+        results[(executor, jobs)] = timed_run(tasks_file, out, args.attempts, jobs, executor)
+    if not args.no_ray:
+        import ray
+
+        started = time.perf_counter()
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        print(f"ray.init: {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        # Cold: the first run starts Ray's worker processes, which import repogym and prepare runtimes.
+        for label, out in (("ray (cold)", root / "ray-cold"), ("ray (warm)", root / "ray-warm")):
+            results[(label, 2)] = timed_run(tasks_file, out, args.attempts, 2, "ray")
+            runs.append((label, 2))
+        ray.shutdown()
     attempts = len(tasks) * args.attempts
 
     def per_min(key: tuple[str, int]) -> float:
@@ -130,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| agent loop overhead (parse, messages) | {loop_ms:.3f} | {loop_ms / env_ms:.2%} |")
     print(f"| store append, per step ({append_ms:.2f} ms per attempt) | {append_per_step:.3f} | "
           f"{append_per_step / env_ms:.2%} |")  # fmt: skip
+    print(f"load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", file=sys.stderr)
     return 0
 
 

@@ -21,6 +21,7 @@ def toy_task(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 1.4M-parameter random Llama and its BPE tokenizer, built once per test run (no download)."""
+    pytest.importorskip("transformers", reason="the hf backend needs the 'train' extra (torch, transformers)")
     from repogym.train.tiny import build_tiny_model
 
     folder = tmp_path_factory.getbasetemp().parent / "repogym-tiny-model-v1"

@@ -59,6 +59,11 @@ def test_the_openai_backend_talks_to_the_served_model(server):
     turn = policy(server.base_url).act(PolicyRequest(MESSAGES, TOOLS, SamplingParams(max_tokens=6)))
     assert turn.prompt_tokens > 50 and 1 <= turn.completion_tokens <= 6
     assert turn.finish_reason in ("length", "stop", "tool_calls")
+    assert turn.logprobs is None  # not asked for
+    asked = policy(server.base_url, logprobs=True).act(
+        PolicyRequest(MESSAGES, TOOLS, SamplingParams(max_tokens=4))
+    )
+    assert len(asked.logprobs) == len(asked.completion_token_ids) == asked.completion_tokens
     with urllib.request.urlopen(server.base_url + "/models", timeout=10) as reply:
         assert json.loads(reply.read())["data"][0]["id"] == "tiny"
 

@@ -137,6 +137,8 @@ class PolicyConfig:
     """openai: retries on connection errors, 429 and 5xx, with exponential backoff."""
     concurrency: int = 8
     """openai: requests in flight at once; hf: the largest generation batch."""
+    logprobs: bool = False
+    """openai: ask for log-probabilities and token ids (`logprobs`, vLLM's `return_token_ids`)."""
     device: str = ""
     """hf: torch device ('cpu', 'cuda', ...); empty = cuda when available."""
 

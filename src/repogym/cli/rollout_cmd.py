@@ -6,11 +6,19 @@ import time
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from repogym.cli.common import console, err_console, exits_on_error, print_json
 from repogym.errors import ConfigError
+from repogym.files import write_json
 
 
 def register(app: typer.Typer) -> None:
@@ -22,20 +30,30 @@ def register(app: typer.Typer) -> None:
 def rollout_command(
     tasks_file: Path = typer.Argument(..., help="Task file (JSONL, JSON or parquet)."),
     policy: str = typer.Option(
-        ..., "--policy", help="scripted:gold | scripted:FILE | hf:PATH | openai:MODEL | human | a dotted path."
+        ...,
+        "--policy",
+        help="scripted:gold | scripted:FILE | hf:PATH | openai:MODEL | human | a dotted path.",
     ),
     n: int = typer.Option(1, "-n", help="Attempts per task (a GRPO group)."),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder (re-running with it resumes)."),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Attempts at once (threads; CPUs of a local Ray)."),
     executor: str = typer.Option("local", "--executor", help="local (thread pool) or ray."),
     ray_address: str = typer.Option(None, "--ray-address", help="With --executor ray: a running cluster."),
-    keep: str = typer.Option("all", "--keep", help="all, or resolved (writes the rejection-sampled SFT set)."),
-    base_url: str = typer.Option("", "--base-url", help="openai: the endpoint, e.g. http://127.0.0.1:8000/v1."),
-    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="openai: env var with the API key."),
+    keep: str = typer.Option(
+        "all", "--keep", help="all, or resolved (writes the rejection-sampled SFT set)."
+    ),
+    base_url: str = typer.Option(
+        "", "--base-url", help="openai: the endpoint, e.g. http://127.0.0.1:8000/v1."
+    ),
+    api_key_env: str = typer.Option(
+        "OPENAI_API_KEY", "--api-key-env", help="openai: env var with the API key."
+    ),
     repos_dir: Path = typer.Option(None, "--repos-dir", help="Folder of owner__name clones for tasks."),
     instance: list[str] = typer.Option([], "--instance", "-i", help="Only this task (repeatable)."),
     max_steps: int = typer.Option(30, "--max-steps", help="Policy turns (env steps) per attempt."),
-    max_tokens: int = typer.Option(1_000_000, "--max-tokens", help="Prompt+completion tokens per attempt; 0 = off."),
+    max_tokens: int = typer.Option(
+        1_000_000, "--max-tokens", help="Prompt+completion tokens per attempt; 0 = off."
+    ),
     max_wall_s: float = typer.Option(1800.0, "--max-wall-s", help="Seconds per attempt."),
     reply_tokens: int = typer.Option(1024, "--reply-tokens", help="Longest reply, in tokens."),
     temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature (0 = greedy)."),
@@ -43,8 +61,13 @@ def rollout_command(
     seed: int = typer.Option(None, "--seed", help="Sampling seed."),
     concurrency: int = typer.Option(8, "--concurrency", help="openai: requests in flight; hf: batch size."),
     timeout_s: float = typer.Option(120.0, "--timeout-s", help="openai: seconds per HTTP request."),
+    logprobs: bool = typer.Option(
+        False, "--logprobs", help="openai: record token log-probabilities and ids."
+    ),
     prompts: Path = typer.Option(None, "--prompts", help="Folder of template overrides (system.md, ...)."),
-    reward_config: Path = typer.Option(None, "--reward-config", help="YAML whose `reward:` composes the reward."),
+    reward_config: Path = typer.Option(
+        None, "--reward-config", help="YAML whose `reward:` composes the reward."
+    ),
     sandbox: str = typer.Option("bwrap", "--sandbox", help="bwrap (isolated) or local (NO isolation)."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
@@ -62,12 +85,13 @@ def rollout_command(
     """
     from repogym.agent.loop import AgentLimits
     from repogym.agent.policies import PolicyConfig, SamplingParams
-    from repogym.rollout.run import RolloutConfig, plan_rollout, run_rollout
+    from repogym.rollout.run import RolloutConfig
 
     config = RolloutConfig(
         tasks=str(tasks_file),
         policy=PolicyConfig(
-            spec=policy, base_url=base_url, api_key_env=api_key_env, timeout_s=timeout_s, concurrency=concurrency
+            spec=policy, base_url=base_url, api_key_env=api_key_env, timeout_s=timeout_s, concurrency=concurrency,
+            logprobs=logprobs,
         ),
         out=str(out), n=n, jobs=jobs, executor=executor, ray_address=ray_address, keep=keep,
         instance_ids=tuple(instance),
@@ -76,10 +100,24 @@ def rollout_command(
         sandbox=sandbox, repos_dir=str(repos_dir) if repos_dir else None,
         prompts_dir=str(prompts) if prompts else None, reward=_reward(reward_config),
     )  # fmt: skip
+    summary = run_with_progress(config)
+    write_json(out / "summary.json", summary.to_dict())
+    if json_out:
+        print_json(summary.to_dict())
+    else:
+        console.print(summary_table(summary))
+
+
+def run_with_progress(config):  # type: ignore[no-untyped-def]
+    """Plan (config errors surface here), then run with a live bar: done/total, rate, ETA, resolve rate."""
+    from repogym.rollout.run import plan_rollout, run_rollout
+
     with err_console.status("checking the configuration and loading the policy..."):
         plan = plan_rollout(config)
     if plan.skipped:
-        err_console.print(f"resuming: {plan.skipped} attempt(s) already in {out}, {len(plan.jobs)} to run")
+        err_console.print(
+            f"resuming: {plan.skipped} attempt(s) already in {config.out}, {len(plan.jobs)} to run"
+        )
     progress = _progress()
     bar = progress.add_task("rollout", total=len(plan.jobs), rate="", resolved="0/0")
     started, counts = time.monotonic(), {"done": 0, "resolved": 0}
@@ -89,19 +127,11 @@ def rollout_command(
         counts["resolved"] += trajectory.resolved
         per_min = counts["done"] / max(time.monotonic() - started, 1e-9) * 60
         share = counts["resolved"] / counts["done"]
-        progress.update(
-            bar, advance=1, rate=f"{per_min:.1f}/min", resolved=f"{counts['resolved']}/{counts['done']} ({share:.0%})"
-        )
+        resolved = f"{counts['resolved']}/{counts['done']} ({share:.0%})"
+        progress.update(bar, advance=1, rate=f"{per_min:.1f}/min", resolved=resolved)
 
     with progress:
-        summary = run_rollout(config, on_result=on_result, plan=plan)
-    from repogym.files import write_json
-
-    write_json(out / "summary.json", summary.to_dict())
-    if json_out:
-        print_json(summary.to_dict())
-    else:
-        console.print(summary_table(summary))
+        return run_rollout(config, on_result=on_result, plan=plan)
 
 
 def _progress() -> Progress:
@@ -149,15 +179,21 @@ def _reward(path: Path | None) -> dict | None:  # type: ignore[type-arg]
     data = load_yaml(path)
     reward = data.get("reward") if isinstance(data, dict) else None
     if not isinstance(reward, dict):
-        raise ConfigError(f"--reward-config {path}: no `reward:` mapping in it (see examples/ for the seed's)")
+        raise ConfigError(
+            f"--reward-config {path}: no `reward:` mapping in it (see examples/ for the seed's)"
+        )
     return reward
 
 
 @exits_on_error
 def serve_command(
-    model_dir: Path = typer.Argument(..., help="A transformers model folder (config.json, weights, tokenizer)."),
+    model_dir: Path = typer.Argument(
+        ..., help="A transformers model folder (config.json, weights, tokenizer)."
+    ),
     port: int = typer.Option(8000, "--port", "-p", help="TCP port (0 picks a free one)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; loopback unless you mean otherwise."),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Address to bind; loopback unless you mean otherwise."
+    ),
     name: str = typer.Option("", "--name", help="Model name clients send (default: the folder's name)."),
     device: str = typer.Option("", "--device", help="torch device (default: cuda when available, else cpu)."),
     max_batch: int = typer.Option(8, "--max-batch", help="Requests generated together in one batch."),

@@ -54,6 +54,7 @@ class OpenAIPolicy:
         self.api_key = os.environ.get(config.api_key_env, "") if config.api_key_env else ""
         self.timeout_s = config.timeout_s
         self.max_retries = config.max_retries
+        self.logprobs = config.logprobs
         self._slots = threading.BoundedSemaphore(config.concurrency)
         self.usage = {"requests": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
         self._usage_lock = threading.Lock()
@@ -81,6 +82,9 @@ class OpenAIPolicy:
             body["tool_choice"] = "auto"
         if sampling.seed is not None:
             body["seed"] = sampling.seed
+        if self.logprobs:
+            body["logprobs"] = True
+            body["return_token_ids"] = True
         return body
 
     def parse_response(self, response: dict[str, Any]) -> AssistantTurn:
@@ -102,7 +106,8 @@ class OpenAIPolicy:
             finish_reason=str(choice.get("finish_reason") or "stop"),
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),
-            completion_token_ids=_optional_tuple(choice.get("token_ids")),
+            completion_token_ids=_optional_tuple(choice.get("token_ids"))
+            or _token_ids(choice.get("logprobs")),
             logprobs=_logprobs(choice.get("logprobs")),
         )
         with self._usage_lock:
@@ -169,6 +174,14 @@ def _logprobs(block: Any) -> tuple[float, ...] | None:
     if not isinstance(block, dict) or not isinstance(block.get("content"), list):
         return None
     return tuple(float(item.get("logprob", 0.0)) for item in block["content"] if isinstance(item, dict))
+
+
+def _token_ids(block: Any) -> tuple[int, ...] | None:
+    """Token ids from logprobs entries that carry them (repogym serve does; OpenAI sends only text)."""
+    if not isinstance(block, dict) or not isinstance(block.get("content"), list):
+        return None
+    ids = [item.get("token_id") for item in block["content"] if isinstance(item, dict)]
+    return tuple(int(i) for i in ids) if ids and all(isinstance(i, int) for i in ids) else None
 
 
 def _optional_tuple(value: Any) -> tuple[int, ...] | None:

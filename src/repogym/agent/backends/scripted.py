@@ -145,7 +145,7 @@ def action_turn(action: Any, turn: int) -> AssistantTurn:
 
 
 def load_script(path: str) -> tuple[list[Any], dict[str, list[Any]]]:
-    """(actions for every task, actions per instance id) from a JSON list or JSONL rows."""
+    """(actions for every task, actions per instance id) from a JSON list of actions or JSONL rows."""
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
@@ -155,24 +155,19 @@ def load_script(path: str) -> tuple[list[Any], dict[str, list[Any]]]:
         ) from None
     try:
         data = json.loads(text)
-        rows = (
-            data
-            if isinstance(data, list) and all(isinstance(r, Mapping) and "actions" in r for r in data)
-            else None
-        )
-        if rows is None:
-            return _checked_actions(data, f"{path}"), {}
     except json.JSONDecodeError:
-        rows = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise ConfigError(f"{path}:{number}: not JSON: {exc}") from None
+        data = None  # several lines: JSONL rows
+    if isinstance(data, list):
+        return _checked_actions(data, path), {}
     by_instance: dict[str, list[Any]] = {}
     default: list[Any] = []
-    for number, row in enumerate(rows, start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}:{number}: not JSON: {exc}") from None
         if not isinstance(row, Mapping) or "actions" not in row:
             raise ConfigError(f"{path}:{number}: a script row is {{'instance_id': ..., 'actions': [...]}}")
         actions = _checked_actions(row["actions"], f"{path}:{number}")
