@@ -25,11 +25,17 @@ def grade(task: Task, patch: str, **kwargs: Any) -> GradeResult:
     return _grade(task, patch, **kwargs)
 
 
-def make(instance_id: str, **kwargs: Any):
-    """Build the gymnasium env of one task; see `repogym.env.make`."""
-    from repogym.env import make as _make
+# Importing repogym.env registers `repogym/RepoFix-v0` with gymnasium; it loads no sandbox code yet.
+from repogym.env import check_env, make, make_group  # noqa: E402
 
-    return _make(instance_id, **kwargs)
-
-
-__all__ = ["RepogymError", "Task", "__version__", "grade", "load_tasks", "make", "save_tasks"]
+__all__ = [
+    "RepogymError",
+    "Task",
+    "__version__",
+    "check_env",
+    "grade",
+    "load_tasks",
+    "make",
+    "make_group",
+    "save_tasks",
+]

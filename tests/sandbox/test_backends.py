@@ -30,6 +30,13 @@ def test_local_backend_warns_and_grades(toy_task):
     runtime = TaskRuntime.create(toy_task, sandbox).prepare()
     assert grade(toy_task, toy_task.patch, runtime=runtime).resolved
     assert not grade(toy_task, "", runtime=runtime).resolved
+    with runtime.episode() as ep:
+        assert ep.run("echo 'x = 1' >> src/calc/__init__.py && git status --short").output.strip().endswith(
+            "src/calc/__init__.py"
+        )
+        patch, result = ep.diff()
+        assert result.ok, result.output
+        assert "+x = 1" in patch
 
 
 def test_unknown_sandbox_name_lists_the_known_ones():

@@ -143,7 +143,7 @@ class Episode:
         script = (
             f"set -e; cp {PRISTINE_GIT}/index {DIFF_DIR}/index; mkdir -p {DIFF_DIR}/objects; "
             f"export GIT_DIR={PRISTINE_GIT} GIT_WORK_TREE=/testbed GIT_INDEX_FILE={DIFF_DIR}/index "
-            f"GIT_OBJECT_DIRECTORY={DIFF_DIR}/objects GIT_ALTERNATE_OBJECT_DIRECTORIES={PRISTINE_GIT}/objects; "
+            f"GIT_OBJECT_DIRECTORY={DIFF_DIR}/objects GIT_ALTERNATE_OBJECT_DIRECTORIES={PRISTINE_GIT}/objects:{MIRROR_OBJECTS}; "
             "git add -A --ignore-errors . >/dev/null 2>&1 || true; "
             "git -c core.quotePath=false diff --cached --binary --no-color --no-ext-diff --no-renames HEAD "
             f"> {DIFF_DIR}/patch"
