@@ -46,7 +46,7 @@ def test_first_parent_walk_is_newest_first_and_diffs_merges_against_first_parent
     assert first not in {c.sha for c in commits} and second not in {c.sha for c in commits}
     assert commits[-1].parents == ()
     assert commits[0].author_name == "Dev One"
-    assert not any("email" in name for name in type(commits[0]).__dataclass_fields__)
+    assert not any("email" in name for name in type(commits[0])._fields)
 
 
 def test_graph_lists_every_commit_with_parents_and_trees(repo) -> None:

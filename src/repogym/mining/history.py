@@ -17,9 +17,7 @@ would change the output is pinned). Author e-mails are never requested from git.
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -31,7 +29,6 @@ from repogym.mining.gitcmd import GIT_CONFIG, GIT_ENV, GitJob, git
 _RECORD = "\x1e"
 #: One commit's header: sha, parents, tree, author name, author time, commit time, message (raw, NUL-free).
 _FORMAT = "%x1e%H%x00%P%x00%T%x00%an%x00%at%x00%ct%x00%B%x00"
-_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _PATCH_OPTIONS = ("-p", "--binary", "-M", "--no-ext-diff", "--no-textconv", "--no-color")
 
 
@@ -59,9 +56,11 @@ class PathChange(NamedTuple):
         return "160000" in (self.old_mode, self.new_mode)
 
 
-@dataclass(frozen=True)
-class Commit:
-    """A commit of the mined line, with what it changed against its first parent."""
+class Commit(NamedTuple):
+    """A commit of the mined line, with what it changed against its first parent.
+
+    A NamedTuple for the same reason as PathChange: one is built per commit.
+    """
 
     sha: str
     parents: tuple[str, ...]
@@ -74,9 +73,9 @@ class Commit:
     message: str
     changes: tuple[PathChange, ...] = ()
 
-    @functools.cached_property
+    @property
     def subject(self) -> str:
-        return self.message.split("\n", 1)[0].strip()
+        return self.message.partition("\n")[0].strip()
 
     @property
     def is_merge(self) -> bool:
@@ -128,25 +127,32 @@ def _parse_log(stream: IO[bytes], chunk_size: int = 1 << 20) -> Iterator[Commit]
 
 def _parse_record(record: bytes) -> Commit:
     fields = record.lstrip(b"\x1e").split(b"\0")
-    sha = fields[0].decode("ascii", "replace")
-    if len(fields) < 7 or not _SHA.fullmatch(sha):
+    if len(fields) < 7 or len(fields[0]) not in (40, 64):
         raise RepoSourceError(f"unexpected git log output near {record[:80]!r}")
     changes = []
-    for index in range(8, len(fields) - 1, 2):
-        meta = fields[index].lstrip(b"\n")
-        if meta.startswith(b":"):
-            old_mode, new_mode, old_blob, new_blob, status = meta[1:].decode().split(" ")
-            path = fields[index + 1].decode("utf-8", "surrogateescape")
-            changes.append(PathChange(status[:1], old_mode, new_mode, old_blob, new_blob, path))
+    for meta, path in zip(fields[8:-1:2], fields[9::2], strict=False):  # ":modes blobs status", path
+        entry = meta.decode().lstrip("\n")
+        if entry.startswith(":"):
+            old_mode, new_mode, old_blob, new_blob, status = entry[1:].split(" ")
+            changes.append(
+                PathChange(
+                    status[:1],
+                    old_mode,
+                    new_mode,
+                    old_blob,
+                    new_blob,
+                    path.decode("utf-8", "surrogateescape"),
+                )
+            )
     return Commit(
-        sha=sha,
-        parents=tuple(fields[1].decode().split()),
-        tree=fields[2].decode(),
-        author_name=fields[3].decode("utf-8", "replace"),
-        authored_at=int(fields[4]),
-        committed_at=int(fields[5]),
-        message=fields[6].decode("utf-8", "replace"),
-        changes=tuple(changes),
+        fields[0].decode(),
+        tuple(fields[1].decode().split()),
+        fields[2].decode(),
+        fields[3].decode("utf-8", "replace"),
+        int(fields[4]),
+        int(fields[5]),
+        fields[6].decode("utf-8", "replace"),
+        tuple(changes),
     )
 
 

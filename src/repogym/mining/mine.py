@@ -22,11 +22,13 @@ so by the time a reverted commit is reached, the revert has been seen.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,8 +119,34 @@ def mine(
     progress: Callable[[int], None] | None = None,
 ) -> MiningResult:
     """Mine candidate tasks from `repo` (see the module docstring); `progress` receives commits scanned so far."""
+    with _collector_paused():
+        return _mine(repo, config or MiningConfig(), prs, progress)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while mining.
+
+    Mining builds hundreds of thousands of small acyclic objects that live to the
+    end; each collection pass walks all of them again, which cost about 40% of
+    the run. Reference counting still frees everything; nothing here makes cycles.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _mine(
+    repo: str | os.PathLike[str],
+    config: MiningConfig,
+    prs: PrExport | str | os.PathLike[str] | None,
+    progress: Callable[[int], None] | None,
+) -> MiningResult:
     started = time.perf_counter()
-    config = config or MiningConfig()
     root = Path(repo).resolve()
     tip = resolve_revision(root, config.branch)
     export = load_pr_export(prs) if isinstance(prs, str | os.PathLike) else prs

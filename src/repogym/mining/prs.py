@@ -49,7 +49,9 @@ def linked_issue_numbers(*texts: str) -> tuple[int, ...]:
     """
     numbers: list[int] = []
     for text in texts:
-        for match in _CLOSING.finditer(text or ""):
+        if not text or ("#" not in text and "/issues/" not in text):  # most messages link nothing
+            continue
+        for match in _CLOSING.finditer(text):
             number = int(match.group(1))
             if number not in numbers:
                 numbers.append(number)

@@ -25,6 +25,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from repogym.mining.config import MiningConfig
 
@@ -103,9 +104,12 @@ class PathRules:
 # -- parsing git's patch output ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FileDiff:
-    """One file's block of a git patch, with the facts the split and the filters need."""
+class FileDiff(NamedTuple):
+    """One file's block of a git patch, with the facts the split and the filters need.
+
+    A NamedTuple rather than a frozen dataclass: one is built per changed file
+    of every candidate, and a tuple is much cheaper to build.
+    """
 
     old_path: str | None
     """Path before the change; None for an added file."""
@@ -177,6 +181,8 @@ def _parse_block(block: str) -> FileDiff:
     old_path, new_path = _header_paths(lines[0][len("diff --git ") :])
     rename = mode_change = False
     for line in lines[1:]:
+        if line[:1] in ("i", "s"):  # "index ..." and "similarity index ...": nothing to read
+            continue
         if line.startswith("rename from "):
             old_path, rename = _unquote(line[12:]), True
         elif line.startswith("rename to "):
@@ -207,15 +213,14 @@ def _strip_prefix(path: str | None, prefix: str) -> str | None:
 
 def _header_paths(rest: str) -> tuple[str | None, str | None]:
     """Both paths of a `diff --git a/X b/Y` header (X == Y unless renamed; renames also say it elsewhere)."""
+    half = (len(rest) - 1) // 2
+    if rest[half : half + 3] == " b/" and rest[2:half] == rest[half + 3 :] and '"' not in rest:
+        return rest[2:half], rest[2:half]  # the common "a/P b/P" form
     if rest.startswith('"'):
         first, _, second = _split_quoted(rest)
     else:
-        half = (len(rest) - 1) // 2
-        if rest[half] == " " and rest[2:half] == rest[half + 3 :]:  # the common "a/P b/P" form
-            first, second = rest[:half], rest[half + 1 :]
-        else:
-            first, _, second = rest.partition(' "') if ' "' in rest else rest.partition(" b/")
-            second = second if second.startswith(("b/", '"')) else "b/" + second
+        first, _, second = rest.partition(' "') if ' "' in rest else rest.partition(" b/")
+        second = second if second.startswith(("b/", '"')) else "b/" + second
     return _strip_prefix(_unquote(first), "a/"), _strip_prefix(_unquote(second), "b/")
 
 
