@@ -145,11 +145,13 @@ def test_configuration_errors_stop_the_run_before_it_starts(tmp_path, toy_task):
     assert changed.exit_code == 2 and "holds a run with other settings" in changed.output
 
 
-def test_ray_executor_gives_the_same_outcomes_as_local(tmp_path, toy_task, broken_env_task, monkeypatch):
+def test_ray_executor_gives_the_same_outcomes_as_local(tmp_path, toy_task, monkeypatch):
     pytest.importorskip("ray")
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     tasks = tmp_path / "tasks.jsonl"
-    save_tasks([toy_task, broken_env_task], tasks)
+    # A task whose repository is gone fails to build at once (a failing install would cost seconds per worker).
+    gone = toy_task.replace(instance_id="toy__calc-gone", repo_source=str(tmp_path / "no-such-repo"))
+    save_tasks([toy_task, gone], tasks)
 
     def outcomes(executor: str) -> dict:
         config = RolloutConfig(tasks=str(tasks), policy=PolicyConfig(spec="scripted:gold"),

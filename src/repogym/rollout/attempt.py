@@ -84,7 +84,7 @@ class Worker:
         """The task's prepared runtime, built once per (repo, commit, python) and reused; failures are cached too."""
         from repogym.sandbox.runtime import TaskRuntime
 
-        key = (task.repo, task.base_commit, repr(task.env))  # tasks on one repo state share a runtime
+        key = (task.repo_source or task.repo, task.base_commit, repr(task.env))  # one repo state, one runtime
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:
