@@ -45,7 +45,7 @@ from repogym.mining.filters import (
     make_context,
 )
 from repogym.mining.funnel import Funnel, FunnelCounter
-from repogym.mining.gitcmd import remote_url, resolve_revision
+from repogym.mining.gitcmd import GitJob, remote_url, resolve_revision
 from repogym.mining.history import (
     Commit,
     GraphCommit,
@@ -153,13 +153,9 @@ def _mine(
     repo_name = config.repo_name or default_repo_name(root)
     counter = _counter(config)
     context = make_context(config)
-    with (
-        PatchFetcher(root) as fetcher,
-        start_list_commits(root, tip, config.since, config.until) as graph_job,
-    ):
-        survivors, mainline = _scan(root, tip, config, export, repo_name, counter, progress, fetcher.submit)
-        patches = fetcher.finish()
-        graph = parse_graph(graph_job.output()[1])
+    with _GitWork(root, tip, config) as work:
+        survivors, mainline = _scan(root, tip, config, export, repo_name, counter, progress, work)
+        patches, graph = work.patches(), work.graph()
     merge_graph = MergeGraph.build(mainline, graph)
     merges = [
         c.commit for c in survivors if c.commit.is_merge and "merge_conflict" not in config.skip_filters
@@ -167,11 +163,11 @@ def _mine(
     with MergeChecks(root, merges, merge_graph, graph, config.merge_check_workers) as checks:
         survivors = _patch_stage(survivors, patches, context, counter)  # while git checks the merges
         survivors = _merge_stage(survivors, checks.results(), counter)
-    on_line = set(mainline)
-    side = [sha for sha in graph if sha not in on_line]
-    for sha in side:
+    # Scanned: the line, and what its merges brought in (not side commits of merges outside the window).
+    brought_in = [sha for shas in reversed(merge_graph.brought_in.values()) for sha in shas]  # newest first
+    for sha in brought_in:
         counter.drop("in_merged_branch", sha[:12])
-    counter.scanned = len(mainline) + len(side)
+    counter.scanned = len(mainline) + len(brought_in)
     survivors = _drop_duplicates(survivors, config, counter)
     limit = config.max_candidates or len(survivors)
     for candidate in survivors[limit:]:
@@ -205,6 +201,42 @@ def _counter(config: MiningConfig) -> FunnelCounter:
     return FunnelCounter(declared=[*SCAN_STEPS, *filters, *LIMIT_STEPS])
 
 
+class _GitWork:
+    """The git processes that run beside the walk: patches of the survivors, and the whole commit graph.
+
+    The graph is only listed once a merge shows up: a linear history (squash or
+    rebase merges) has no commits off its first-parent line.
+    """
+
+    def __init__(self, root: Path, tip: str, config: MiningConfig) -> None:
+        self._root, self._tip, self._config = root, tip, config
+        self.fetcher = PatchFetcher(root)
+        self._graph_job: GitJob | None = None
+
+    def merge_seen(self) -> None:
+        if self._graph_job is None:
+            self._graph_job = start_list_commits(
+                self._root, self._tip, self._config.since, self._config.until
+            )
+
+    def patches(self) -> dict[str, bytes]:
+        return self.fetcher.finish()
+
+    def graph(self) -> dict[str, GraphCommit]:
+        """Every commit in the window; empty when no merge was seen (the first-parent line is all there is)."""
+        if self._graph_job is None:
+            return {}
+        return parse_graph(self._graph_job.output()[1])
+
+    def __enter__(self) -> _GitWork:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.fetcher.close()
+        if self._graph_job is not None:
+            self._graph_job.close()
+
+
 def _scan(
     root: Path,
     tip: str,
@@ -213,7 +245,7 @@ def _scan(
     repo_name: str,
     counter: FunnelCounter,
     progress: Callable[[int], None] | None,
-    on_survivor: Callable[[Commit], None],
+    work: _GitWork,
 ) -> tuple[list[Candidate], list[str]]:
     """Walk the first-parent line and apply the "paths" filters; returns survivors and the line, newest first."""
     rules = PathRules(config)
@@ -227,6 +259,8 @@ def _scan(
         if progress is not None and len(mainline) % 512 == 0:
             progress(len(mainline))
         reverted.note(commit.message)
+        if commit.is_merge:
+            work.merge_seen()
         if not commit.parents:
             counter.drop("root_commit", commit.sha[:12])
             continue
@@ -234,7 +268,7 @@ def _scan(
         reason = first_rejection(candidate, context, "paths")
         if reason is None:
             survivors.append(candidate)
-            on_survivor(commit)
+            work.fetcher.submit(commit)
         else:
             counter.drop(reason, candidate.instance_id)
     if progress is not None:
