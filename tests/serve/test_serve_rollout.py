@@ -48,3 +48,19 @@ def test_rollout_through_the_served_model_records_every_attempt(tmp_path, tiny_m
         assert row["grade"] is not None and row["sampling"]["temperature"] == 1.0
         assert row["prompt_tokens"] > 0 and 2 <= len(row["steps"]) <= 2
         assert [m["role"] for m in row["messages"]][:3] == ["system", "user", "assistant"]
+
+
+def test_rollout_with_the_local_hf_policy_batches_attempts_in_one_process(tmp_path, tiny_model, toy_task):
+    tasks = tmp_path / "tasks.jsonl"
+    save_tasks([toy_task], tasks)
+    out = tmp_path / "out"
+    args = ["rollout", str(tasks), "--policy", f"hf:{tiny_model}", "-n", "2", "-j", "2", "--max-steps", "1",
+            "--reply-tokens", "4", "--out", str(out), "--json"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for shard in out.glob("*.jsonl") for line in shard.read_text().splitlines()]
+    assert sorted(r["attempt"] for r in rows) == [0, 1]
+    for row in rows:
+        assert row["policy_id"] == f"hf:{tiny_model.name}" and row["outcome"] == "max_steps"
+        step = row["steps"][0]
+        assert 1 <= step["completion_tokens"] <= 4 and len(step["logprobs"]) == step["completion_tokens"]

@@ -156,10 +156,15 @@ def plan_rollout(config: RolloutConfig) -> RolloutPlan:
     if config.executor == "ray":
         policy.close()  # Ray workers build their own
         policy = None
-    store = TrajectoryStore(config.out).open()
+    try:
+        store = TrajectoryStore(config.out).open()
+    except BaseException:
+        if policy is not None:
+            policy.close()
+        raise
     try:
         _check_identity(store.root, config)
-    except ConfigError:
+    except BaseException:
         store.close()
         if policy is not None:
             policy.close()
