@@ -11,7 +11,10 @@ from repogym.cli.common import console, print_json
 from repogym.samples import SampleRepo, generate_suite
 
 app = typer.Typer(
-    help="Generate small Python libraries whose git history holds real, verifiable bug fixes.",
+    help=(
+        "Generate small Python libraries whose git history holds real, verifiable bug fixes.\n\n"
+        "Example: repogym samples generate /tmp/samples --repos 3 --seed 1"
+    ),
     no_args_is_help=True,
 )
 

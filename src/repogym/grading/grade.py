@@ -11,13 +11,13 @@ Python files -> run FAIL_TO_PASS and PASS_TO_PASS (TIMEOUT, TESTS_DID_NOT_RUN)
 from __future__ import annotations
 
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from repogym.errors import EnvBuildError, RepogymError, RepoSourceError
 from repogym.grading.candidate import filter_candidate
 from repogym.grading.parsers import TestRun, get_parser
 from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, TestReport, resolved_status
-from repogym.patches import changed_paths
+from repogym.patches import changed_paths, parse_patch
 from repogym.sandbox.base import OUT_DIR, ExecResult, Limits, Sandbox
 from repogym.sandbox.cache import cache_dir
 from repogym.sandbox.runtime import Episode, TaskRuntime
@@ -153,16 +153,23 @@ def run_tests(
 
 
 def test_directives(test_ids: list[str], test_patch: str) -> list[str]:
-    """What to pass the runner: the files of pytest node ids, else the test patch's files (as SWE-bench does)."""
+    """What to pass the runner: the files of pytest node ids (or ids that are files), else the test
+    patch's test modules that exist after it (as SWE-bench does).
+
+    >>> test_directives(["tests/test_a.py::test_x", "tests/test_b.py", "tests/test_a.py::test_y"], "")
+    ['tests/test_a.py', 'tests/test_b.py']
+    """
     files: list[str] = []
     for test_id in test_ids:
-        if "::" in test_id:
-            path = test_id.split("::", 1)[0]
-            if path not in files:
-                files.append(path)
+        path = test_id.split("::", 1)[0] if "::" in test_id else test_id if test_id.endswith(".py") else ""
+        if path and path not in files:
+            files.append(path)
     if files:
         return files
-    return [p for p in changed_paths(test_patch) if p.endswith(".py")]
+    parsed = parse_patch(test_patch)
+    kept = [p for p in parsed or [] if not p.is_removed_file] if parsed is not None else []
+    paths = [p.path for p in kept]
+    return [p for p in paths if p.endswith(".py") and PurePosixPath(p).name != "conftest.py"]
 
 
 test_directives.__test__ = False  # type: ignore[attr-defined]  # not a pytest test

@@ -106,13 +106,57 @@ def pick_interpreter(wanted: str) -> Interpreter:
 
 
 def env_key(task: Task, pristine: Path, interpreter: Interpreter) -> str:
+    """What decides the environment: repo, Python, the task's env spec and the dependency files.
+
+    Of pyproject.toml only the parts that change what gets installed count (build system,
+    dependencies, extras, requires-python, build-tool tables), so a version bump or a tool
+    setting does not force a rebuild. Other dependency files count whole.
+    """
     digest = hashlib.sha256()
-    spec = {"repo": task.repo, "python": interpreter.version, "env": task.env.to_dict(), "v": 1}
+    spec = {"repo": task.repo, "python": interpreter.version, "env": task.env.to_dict(), "v": 2}
     digest.update(json.dumps(spec, sort_keys=True).encode())
     for pattern in _DEP_FILES:
         for path in sorted(pristine.glob(pattern)):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+            content = _pyproject_deps(path) if path.name == "pyproject.toml" else path.read_bytes()
+            digest.update(path.name.encode() + b"\0" + content + b"\0")
     return digest.hexdigest()[:20]
+
+
+def _pyproject_deps(path: Path) -> bytes:
+    """The install-relevant tables of a pyproject.toml, canonically serialised (the whole file if unreadable).
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> a, b = folder / "a.toml", folder / "b.toml"
+    >>> _ = a.write_text('[project]\\nname = "x"\\nversion = "1.0"\\ndependencies = ["attrs"]\\n')
+    >>> _ = b.write_text('[project]\\nname = "x"\\nversion = "2.0"\\ndependencies = ["attrs"]\\n')
+    >>> _pyproject_deps(a) == _pyproject_deps(b)
+    True
+    """
+    raw = path.read_bytes()
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return raw
+    project = data.get("project", {})
+    tool = data.get("tool", {})
+    relevant = {
+        "build-system": data.get("build-system"),
+        "project": {
+            k: project.get(k)
+            for k in (
+                "name",
+                "dependencies",
+                "optional-dependencies",
+                "requires-python",
+                "dynamic",
+                "scripts",
+                "entry-points",
+            )
+        },
+        "tool": {k: tool.get(k) for k in ("setuptools", "poetry", "hatch", "flit", "pdm")},
+    }
+    return json.dumps(relevant, sort_keys=True, default=str).encode()
 
 
 def install_script(task: Task, pristine: Path, interpreter: Interpreter) -> str:
