@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray run")
     args = parser.parse_args(argv)
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # a local Ray on loopback only
     root = Path(tempfile.mkdtemp(prefix="bench-rollout-"))
     os.environ.setdefault("REPOGYM_CACHE", str(root / "cache"))
     tasks = sample_tasks(root / "repos")

@@ -10,6 +10,7 @@ each worker process builds its own policy and runtimes from the picklable
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -88,6 +89,7 @@ class RayExecutor:
         if self.address:
             ray.init(address=self.address, **kwargs)
         else:
+            _local_ray_on_loopback()
             ray.init(num_cpus=self.jobs, **kwargs)
         self._started_ray = True
 
@@ -126,6 +128,20 @@ class RayExecutor:
 
             ray.shutdown()
             self._started_ray = False
+
+
+def _local_ray_on_loopback() -> None:
+    """Make a single-machine Ray talk over 127.0.0.1 instead of the machine's network address.
+
+    Ray reads this switch into a constant when it is imported (workers inherit the variable); a
+    driver that imported Ray already gets the constant set too. Without it, a laptop's Ray serves
+    on its LAN address.
+    """
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    if os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0":
+        from ray._private import ray_constants
+
+        ray_constants.ENABLE_RAY_CLUSTER = False
 
 
 #: One Worker per Ray worker process and settings (policies and runtimes are reused across its tasks).
