@@ -149,6 +149,8 @@ def test_unknown_filter_and_bad_values_are_config_errors() -> None:
         validate_config({"since": "last tuesday"}, MiningConfig)
     with pytest.raises(ConfigError, match="repo_name"):
         validate_config({"repo_name": "no-slash"}, MiningConfig)
+    with pytest.raises(ConfigError, match=r"bot_titles.*'\(' is not a regular expression"):
+        validate_config({"bot_titles": ["("]}, MiningConfig)
     with pytest.raises(ConfigError, match="max_fils"):
         validate_config({"max_fils": 3}, MiningConfig)
     assert normalise_date("2024-02-03T04:05:06Z") == "2024-02-03T04:05:06+00:00"

@@ -102,6 +102,17 @@ def test_pr_number_comes_from_the_merge_message_without_an_export(repo) -> None:
     assert tasks[shas["merge"]].metadata["mining"]["statement_source"] == "commit"
 
 
+def test_a_plain_merge_is_a_merge_candidate_without_a_pr_number(repo) -> None:
+    repo.checkout("topic", create=True)
+    _fix(repo, 1, "Topic fix")
+    repo.checkout("main")
+    repo.write("docs/guide.md", "Guide\n").commit("docs: guide")
+    merge = repo.merge("topic", "Merge branch 'topic'")
+    (task,) = mine(repo.path, MiningConfig(repo_name="acme/calc")).tasks
+    assert task.metadata["mining"]["commit"] == merge and task.metadata["mining"]["kind"] == "merge"
+    assert task.instance_id == f"acme__calc-{merge[:12]}" and task.metadata["mining"]["pr_number"] is None
+
+
 def test_task_rows_carry_the_candidate_contract_and_no_email(repo, tmp_path) -> None:
     repo.git("remote", "add", "origin", "git@github.com:acme/calc.git")
     sha = _fix(repo, 1, "Fix add")

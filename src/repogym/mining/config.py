@@ -134,6 +134,18 @@ class MiningConfig(_Model):
             raise ValueError(f"unknown filter(s) {unknown}; known: {', '.join(FILTER_NAMES)}")
         return names
 
+    @field_validator("bot_authors", "bot_titles")
+    @classmethod
+    def _regular_expressions(cls, patterns: list[str]) -> list[str]:
+        import re
+
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"{pattern!r} is not a regular expression: {exc}") from None
+        return patterns
+
     @field_validator("since", "until")
     @classmethod
     def _iso_date(cls, value: str, info: ValidationInfo) -> str:

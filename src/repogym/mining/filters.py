@@ -65,19 +65,19 @@ class Candidate:
     """Filled in for survivors of the path filters."""
     undecodable: bool = False
     """The patch holds bytes that are not UTF-8 (a JSON row cannot carry them byte-exact)."""
-    branch_commits: tuple[str, ...] = field(default=())
 
     def with_split(self, split: SplitPatch, undecodable: bool) -> Candidate:
         """The candidate with its patch split (a direct constructor call: dataclasses.replace is slow in bulk)."""
         return Candidate(
-            self.commit, self.instance_id, self.pull, self.pr_number, self.paths, split, undecodable,
-            self.branch_commits,
-        )  # fmt: skip
+            self.commit, self.instance_id, self.pull, self.pr_number, self.paths, split, undecodable
+        )
 
     @property
     def kind(self) -> str:
-        """ "pr_merge" for a merge commit, "commit" for a single commit (squash merges included)."""
-        return "pr_merge" if self.commit.is_merge else "commit"
+        """ "pr_merge" (a merge with a PR number), "merge" (any other merge), or "commit" (squash merges too)."""
+        if not self.commit.is_merge:
+            return "commit"
+        return "pr_merge" if self.pr_number is not None else "merge"
 
 
 @dataclass(frozen=True)
