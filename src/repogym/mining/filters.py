@@ -40,15 +40,14 @@ class PathSummary:
         kinds: set[PathKind] = set()
         code_files = 0
         python_code = submodule = False
-        for change in commit.changes:
-            if change.mode_only:
-                continue
-            kind = rules.kind(change.path)
+        for status, old_mode, new_mode, old_blob, new_blob, path in commit.changes:
+            if status == "M" and old_blob == new_blob and old_mode != new_mode:
+                continue  # mode only (PathChange.mode_only, inlined: this runs for every path of every commit)
+            kind, in_code_patch, python = rules.describe(path)
             kinds.add(kind)
-            submodule = submodule or change.submodule
-            if kind in (PathKind.CODE, PathKind.LOCK, PathKind.VENDORED):
-                code_files += 1
-                python_code = python_code or (kind is PathKind.CODE and rules.is_python(change.path))
+            submodule = submodule or old_mode == "160000" or new_mode == "160000"
+            code_files += in_code_patch
+            python_code = python_code or python
         return cls(frozenset(kinds), code_files, python_code, submodule)
 
 
@@ -87,8 +86,10 @@ class FilterContext:
     config: MiningConfig
     reverted: RevertedCommits = field(default_factory=lambda: RevertedCommits())
     """Commits named by the "This reverts commit ..." messages of newer commits."""
-    bot_author: Callable[[str], bool] = lambda name: False
-    bot_title: Callable[[str], bool] = lambda title: False
+    bot_author: Callable[[str], object] = lambda name: None
+    """Truthy when an author name looks like a bot (a compiled pattern's `search`)."""
+    bot_title: Callable[[str], object] = lambda title: None
+    """Truthy when a title looks like a bot's."""
 
     stages: dict[str, tuple[Filter, ...]] = field(default_factory=dict)
     """The enabled filters of each stage, in order."""
@@ -108,8 +109,8 @@ def make_context(config: MiningConfig, reverted: RevertedCommits | None = None) 
     return FilterContext(
         config,
         reverted if reverted is not None else RevertedCommits(),
-        (lambda name: bool(authors.search(name))) if authors else (lambda name: False),
-        (lambda title: bool(titles.search(title))) if titles else (lambda title: False),
+        authors.search if authors else (lambda name: None),
+        titles.search if titles else (lambda title: None),
         stages,
     )
 
@@ -172,7 +173,7 @@ def _register(name: str, stage: Literal["paths", "patch", "repo", "set"], descri
 @_register("bot", "paths", "made by a bot (author or title matches bot_authors / bot_titles)")
 def _bot(candidate: Candidate, context: FilterContext) -> bool:
     pull = candidate.pull
-    return (
+    return bool(
         context.bot_author(candidate.commit.author_name)
         or context.bot_title(candidate.commit.subject)
         or (pull is not None and (context.bot_author(pull.author_login) or context.bot_title(pull.title)))

@@ -86,6 +86,7 @@ class PathRules:
         self._python = compile_patterns(config.python_paths)
         self._kinds: dict[str, PathKind] = {}
         self._pythons: dict[str, bool] = {}
+        self._described: dict[str, tuple[PathKind, bool, bool]] = {}
 
     def kind(self, path: str) -> PathKind:
         kind = self._kinds.get(path)
@@ -93,6 +94,19 @@ class PathRules:
             kind = next((kind for kind, matches in self._rules if matches(path)), PathKind.CODE)
             self._kinds[path] = kind
         return kind
+
+    def describe(self, path: str) -> tuple[PathKind, bool, bool]:
+        """(kind, goes to the code patch, is a Python file of the code patch), cached per path."""
+        described = self._described.get(path)
+        if described is None:
+            kind = self.kind(path)
+            in_code_patch = kind in (PathKind.CODE, PathKind.LOCK, PathKind.VENDORED)
+            described = self._described[path] = (
+                kind,
+                in_code_patch,
+                kind is PathKind.CODE and self.is_python(path),
+            )
+        return described
 
     def is_python(self, path: str) -> bool:
         python = self._pythons.get(path)
