@@ -9,10 +9,10 @@ import pytest
 from repogym.errors import RepoSourceError
 from repogym.mining.gitcmd import resolve_revision
 from repogym.mining.history import (
-    PatchFetcher,
     diff_entries,
     fetch_patches,
     iter_first_parent,
+    iter_patches,
     list_commits,
     merge_differs_from_automatic,
 )
@@ -79,21 +79,23 @@ def test_fetched_patches_equal_git_diff(repo) -> None:
         assert patches[commit.sha] == expected
 
 
-def test_patch_fetcher_streams_hundreds_of_commits(tmp_path) -> None:
+def test_patches_stream_in_order_for_hundreds_of_commits(tmp_path) -> None:
     history = generate_long_history(tmp_path / "long", commits=700, seed=3)
     commits = [c for c in iter_first_parent(history.path, "HEAD") if c.parents]
-    with PatchFetcher(history.path) as fetcher:
-        for commit in commits:
-            fetcher.submit(commit)
-        patches = fetcher.finish()
-    assert set(patches) == {c.sha for c in commits}
-    sample = commits[len(commits) // 2]
-    expected = subprocess.run(
-        ["git", "diff", "--binary", "-M", sample.parents[0], sample.sha],
-        cwd=history.path,
-        capture_output=True,
-    ).stdout
-    assert patches[sample.sha] == expected
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "nothing"], cwd=history.path, check=True)
+    commits.insert(5, next(iter_first_parent(history.path, "HEAD")))  # an empty patch in the middle
+
+    streamed = list(iter_patches(history.path, commits))
+
+    assert [commit.sha for commit, _ in streamed] == [commit.sha for commit in commits]
+    assert streamed[5][1] == b""
+    for commit, patch in streamed[::50]:
+        expected = subprocess.run(
+            ["git", "diff", "--binary", "-M", commit.parents[0], commit.sha],
+            cwd=history.path,
+            capture_output=True,
+        ).stdout
+        assert patch == expected
 
 
 def test_unknown_revision_and_non_repository_are_named(repo, tmp_path) -> None:

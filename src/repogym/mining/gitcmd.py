@@ -11,7 +11,8 @@ import contextlib
 import os
 import subprocess
 import tempfile
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -54,7 +55,8 @@ class GitJob:
 
     No pipes to drain and no reader threads: git runs beside the caller's Python
     work without competing with it for the GIL (a reader thread slows a busy
-    main thread a lot). With `feed=True`, stdin is a pipe the caller writes to.
+    main thread a lot). With `feed=True`, stdin is a pipe the caller writes to;
+    `follow()` reads stdout while git is still writing it.
     """
 
     def __init__(
@@ -65,8 +67,9 @@ class GitJob:
         feed: bool = False,
     ) -> None:
         self.repo, self.args = repo, tuple(args)
-        self._stdout = tempfile.TemporaryFile()  # noqa: SIM115 - closed by output() or close()
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by output() or close()
+        # Named, so `follow` can open its own read position; git keeps writing at its own.
+        self._stdout = tempfile.NamedTemporaryFile(prefix="repogym-git-")  # noqa: SIM115 - closed by close()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
         source: int | IO[bytes] | None = subprocess.PIPE if feed else None
         if stdin is not None:
             source = tempfile.TemporaryFile()  # noqa: SIM115 - closed right after git has it
@@ -83,25 +86,45 @@ class GitJob:
 
     def output(self, ok: Sequence[int] = (0,)) -> tuple[int, bytes]:
         """Wait for git; (exit status, stdout). A status outside `ok` raises RepoSourceError with git's words."""
-        if self.process.stdin is not None and not self.process.stdin.closed:
-            self.process.stdin.close()
+        self._close_stdin()
         status = self.process.wait()
         self._stdout.seek(0)
         out = self._stdout.read()
+        self._check(status, ok)
+        return status, out
+
+    def follow(self, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+        """stdout in chunks as git writes it (stdin is closed first); then the exit status is checked."""
+        self._close_stdin()
+        with open(self._stdout.name, "rb") as reader:
+            while True:
+                chunk = reader.read(chunk_size)
+                if chunk:
+                    yield chunk
+                elif self.process.poll() is not None:
+                    if rest := reader.read():
+                        yield rest
+                    break
+                else:
+                    time.sleep(0.001)  # caught up with git: let it write
+        self._check(self.process.wait(), (0,))
+
+    def _close_stdin(self) -> None:
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            self.process.stdin.close()
+
+    def _check(self, status: int, ok: Sequence[int]) -> None:
         if status not in ok:
             self._stderr.seek(0)
             message = self._stderr.read().decode("utf-8", "replace").strip()[:500]
             self.close()
             raise RepoSourceError(f"{self.repo}: git {' '.join(self.args[:2])} failed: {message}")
         self.close()
-        return status, out
 
     def close(self) -> None:
         """Stop git if it still runs (an error elsewhere) and release the files."""
-        stdin = self.process.stdin
-        if stdin is not None and not stdin.closed:
-            with contextlib.suppress(OSError):
-                stdin.close()
+        with contextlib.suppress(OSError):
+            self._close_stdin()
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()

@@ -5,7 +5,7 @@
 - `list_commits` reads the whole graph (parents, trees, author times) in one
   `git log` without diffs, to account for commits that arrived through merges.
 - `PatchFetcher` gets the patches of the commits that survive the path filters
-  from one `git diff-tree --stdin`, fed while the walk goes on.
+  from one `git diff-tree --stdin`, fed during the walk and read as git writes.
 - `diff_entries` lists what changed between many commit pairs in one
   `git diff-tree --stdin`; `merge_differs_from_automatic` runs
   `git merge-tree --write-tree` (no work tree, no index) for the few merges
@@ -186,31 +186,51 @@ def list_commits(
 
 
 class PatchFetcher:
-    """Patches of commits against their first parent, from one `git diff-tree --stdin` fed as commits arrive.
+    """Patches of commits against their first parent (`git diff --binary -M` form), from one `git diff-tree --stdin`.
 
-    `submit` writes a line to git's stdin while git writes patches to a file, so
-    git computes patches while the caller is still walking the history.
-    `finish` returns `{sha: patch bytes}` (`git diff --binary -M` form). git prints
-    each commit's sha on a line of its own before its patch; a 40-hex line cannot
-    occur inside a patch (every patch line starts with a marker, and base85 lines
-    never have 40 characters).
+    `submit` feeds git while the caller is still walking the history; `stream`
+    then yields `(commit, patch)` in order, as git writes them. git prints each
+    commit's sha on a line of its own before its patch (`--always`: even before
+    an empty one); a 40-hex line cannot occur inside a patch (every patch line
+    starts with a marker, and base85 lines never have 40 characters), so the
+    output is cut at those lines.
     """
 
     def __init__(self, repo: str | os.PathLike[str]) -> None:
-        self._job = GitJob(repo, ["diff-tree", "--stdin", "-r", *_PATCH_OPTIONS], feed=True)
-        self._shas: list[str] = []
+        self._job = GitJob(repo, ["diff-tree", "--stdin", "--always", "-r", *_PATCH_OPTIONS], feed=True)
+        self._commits: list[Commit] = []
 
     def submit(self, commit: Commit) -> None:
         stdin = self._job.process.stdin
         if stdin is None or not commit.parents:
             return
         stdin.write(f"{commit.sha} {commit.parents[0]}\n".encode())
-        self._shas.append(commit.sha)
-        if len(self._shas) % 256 == 0:
+        self._commits.append(commit)
+        if len(self._commits) % 256 == 0:
             stdin.flush()
 
-    def finish(self) -> dict[str, bytes]:
-        return _cut_by_sha(self._job.output()[1], self._shas)
+    def stream(self) -> Iterator[tuple[Commit, bytes]]:
+        commits = self._commits
+        buffer, start, searched, index = b"", 0, 0, -1  # buffer[start:] follows commits[index]'s header
+        for chunk in self._job.follow():
+            buffer, searched, start = buffer[start:] + chunk, max(0, searched - start), 0
+            while index + 1 < len(commits):
+                header = commits[index + 1].sha.encode() + b"\n"
+                if buffer.startswith(header, start):  # the first header, or one right after an empty patch
+                    cut, skip = start, start + len(header)
+                else:
+                    found = buffer.find(b"\n" + header, max(start, searched - len(header)))
+                    if found == -1:
+                        searched = len(buffer)
+                        break
+                    cut, skip = found + 1, found + 1 + len(header)
+                if index >= 0:
+                    yield commits[index], buffer[start:cut]
+                start, searched, index = skip, skip, index + 1
+        if index != len(commits) - 1:
+            raise RepoSourceError(f"git diff-tree answered {index + 1} of {len(commits)} commits")
+        if commits:
+            yield commits[index], buffer[start:]
 
     def close(self) -> None:
         self._job.close()
@@ -222,33 +242,17 @@ class PatchFetcher:
         self.close()
 
 
-def fetch_patches(repo: str | os.PathLike[str], commits: Sequence[Commit]) -> dict[str, bytes]:
-    """Each commit's patch against its first parent, keyed by sha (see PatchFetcher)."""
+def iter_patches(repo: str | os.PathLike[str], commits: Sequence[Commit]) -> Iterator[tuple[Commit, bytes]]:
+    """Each commit's patch against its first parent, in order, as git writes them (see PatchFetcher)."""
     with PatchFetcher(repo) as fetcher:
         for commit in commits:
             fetcher.submit(commit)
-        return fetcher.finish()
+        yield from fetcher.stream()
 
 
-def _cut_by_sha(output: bytes, shas: Sequence[str]) -> dict[str, bytes]:
-    """Split diff-tree output at the expected sha lines, in order."""
-    positions: list[tuple[str, int, int]] = []
-    cursor = 0
-    for sha in shas:
-        marker = sha.encode()
-        index = output.find(marker, cursor)
-        while index != -1 and not _whole_line(output, index, len(marker)):
-            index = output.find(marker, index + 1)
-        if index == -1:  # git prints nothing at all for a commit whose diff is empty
-            continue
-        end_of_line = output.find(b"\n", index)
-        positions.append((sha, index, len(output) if end_of_line == -1 else end_of_line + 1))
-        cursor = positions[-1][2]
-    patches = {}
-    for number, (sha, _, body_start) in enumerate(positions):
-        body_end = positions[number + 1][1] if number + 1 < len(positions) else len(output)
-        patches[sha] = output[body_start:body_end]
-    return patches
+def fetch_patches(repo: str | os.PathLike[str], commits: Sequence[Commit]) -> dict[str, bytes]:
+    """Each commit's patch against its first parent, keyed by sha."""
+    return {commit.sha: patch for commit, patch in iter_patches(repo, commits)}
 
 
 def start_diff_entries(repo: str | os.PathLike[str], pairs: Sequence[tuple[str, str]]) -> GitJob:
@@ -289,11 +293,6 @@ def diff_entries(
     if not pairs:
         return []
     return parse_diff_entries(start_diff_entries(repo, pairs).output()[1], len(pairs))
-
-
-def _whole_line(output: bytes, start: int, length: int) -> bool:
-    before_ok = start == 0 or output[start - 1 : start] == b"\n"
-    return before_ok and output[start + length : start + length + 1] in (b"\n", b"")
 
 
 def start_merge_tree(repo: str | os.PathLike[str], merge: Commit) -> GitJob:

@@ -153,16 +153,16 @@ def _mine(
     repo_name = config.repo_name or default_repo_name(root)
     counter = _counter(config)
     context = make_context(config)
-    with _GitWork(root, tip, config) as work:
-        survivors, mainline = _scan(root, tip, config, export, repo_name, counter, progress, work)
-        patches, graph = work.patches(), work.graph()
-    merge_graph = MergeGraph.build(mainline, graph)
-    merges = [
-        c.commit for c in survivors if c.commit.is_merge and "merge_conflict" not in config.skip_filters
-    ]
-    with MergeChecks(root, merges, merge_graph, graph, config.merge_check_workers) as checks:
-        survivors = _patch_stage(survivors, patches, context, counter)  # while git checks the merges
-        survivors = _merge_stage(survivors, checks.results(), counter)
+    with _GraphListing(root, tip, config) as listing, PatchFetcher(root) as fetcher:
+        survivors, mainline = _scan(root, tip, config, export, repo_name, counter, progress, listing, fetcher)
+        graph = listing.graph()
+        merge_graph = MergeGraph.build(mainline, graph)
+        merges = [
+            c.commit for c in survivors if c.commit.is_merge and "merge_conflict" not in config.skip_filters
+        ]
+        with MergeChecks(root, merges, merge_graph, graph, config.merge_check_workers) as checks:
+            survivors = _patch_stage(survivors, fetcher.stream(), context, counter)  # split as git writes
+            survivors = _merge_stage(survivors, checks.results(), counter)
     # Scanned: the line, and what its merges brought in (not side commits of merges outside the window).
     brought_in = [sha for shas in reversed(merge_graph.brought_in.values()) for sha in shas]  # newest first
     for sha in brought_in:
@@ -201,40 +201,31 @@ def _counter(config: MiningConfig) -> FunnelCounter:
     return FunnelCounter(declared=[*SCAN_STEPS, *filters, *LIMIT_STEPS])
 
 
-class _GitWork:
-    """The git processes that run beside the walk: patches of the survivors, and the whole commit graph.
+class _GraphListing:
+    """The whole commit graph, listed by git beside the walk once a merge shows up.
 
-    The graph is only listed once a merge shows up: a linear history (squash or
-    rebase merges) has no commits off its first-parent line.
+    A linear history (squash or rebase merges) has no commits off its
+    first-parent line, and skips the listing.
     """
 
     def __init__(self, root: Path, tip: str, config: MiningConfig) -> None:
         self._root, self._tip, self._config = root, tip, config
-        self.fetcher = PatchFetcher(root)
-        self._graph_job: GitJob | None = None
+        self._job: GitJob | None = None
 
     def merge_seen(self) -> None:
-        if self._graph_job is None:
-            self._graph_job = start_list_commits(
-                self._root, self._tip, self._config.since, self._config.until
-            )
-
-    def patches(self) -> dict[str, bytes]:
-        return self.fetcher.finish()
+        if self._job is None:
+            self._job = start_list_commits(self._root, self._tip, self._config.since, self._config.until)
 
     def graph(self) -> dict[str, GraphCommit]:
         """Every commit in the window; empty when no merge was seen (the first-parent line is all there is)."""
-        if self._graph_job is None:
-            return {}
-        return parse_graph(self._graph_job.output()[1])
+        return parse_graph(self._job.output()[1]) if self._job is not None else {}
 
-    def __enter__(self) -> _GitWork:
+    def __enter__(self) -> _GraphListing:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self.fetcher.close()
-        if self._graph_job is not None:
-            self._graph_job.close()
+        if self._job is not None:
+            self._job.close()
 
 
 def _scan(
@@ -245,7 +236,8 @@ def _scan(
     repo_name: str,
     counter: FunnelCounter,
     progress: Callable[[int], None] | None,
-    work: _GitWork,
+    listing: _GraphListing,
+    fetcher: PatchFetcher,
 ) -> tuple[list[Candidate], list[str]]:
     """Walk the first-parent line and apply the "paths" filters; returns survivors and the line, newest first."""
     rules = PathRules(config)
@@ -260,7 +252,7 @@ def _scan(
             progress(len(mainline))
         reverted.note(commit.message)
         if commit.is_merge:
-            work.merge_seen()
+            listing.merge_seen()
         if not commit.parents:
             counter.drop("root_commit", commit.sha[:12])
             continue
@@ -268,7 +260,7 @@ def _scan(
         reason = first_rejection(candidate, context, "paths")
         if reason is None:
             survivors.append(candidate)
-            work.fetcher.submit(commit)
+            fetcher.submit(commit)  # git starts on its patch while the walk goes on
         else:
             counter.drop(reason, candidate.instance_id)
     if progress is not None:
@@ -292,13 +284,15 @@ def _candidate(
 
 
 def _patch_stage(
-    survivors: list[Candidate], patches: dict[str, bytes], context: FilterContext, counter: FunnelCounter
+    survivors: list[Candidate],
+    patches: Iterator[tuple[Commit, bytes]],
+    context: FilterContext,
+    counter: FunnelCounter,
 ) -> list[Candidate]:
-    """Split each survivor's patch into code and tests, then apply the "patch" filters."""
+    """Split each survivor's patch into code and tests as git writes it, then apply the "patch" filters."""
     rules = PathRules(context.config)
     kept: list[Candidate] = []
-    for candidate in survivors:
-        raw = patches.get(candidate.commit.sha, b"")
+    for candidate, (_, raw) in zip(survivors, patches, strict=True):
         try:
             text, undecodable = raw.decode("utf-8"), False
         except UnicodeDecodeError:
