@@ -1,8 +1,10 @@
 """Running git the same way everywhere: options that neutralise user configuration, and background jobs.
 
 User configuration could change what git prints (colour, prefixes, quoting,
-external diff drivers, textconv, signatures, submodule formats); every command
-here runs with those pinned. Author e-mails are never requested from git.
+external diff drivers, textconv, signatures, submodule formats, the diff
+algorithm and context); every command here runs with those pinned, so the same
+history gives the same patches on every machine. Author e-mails are never
+requested from git.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ GIT_CONFIG = (
     "-c", "color.ui=never", "-c", "core.quotePath=false", "-c", "diff.noprefix=false",
     "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false", "-c", "log.showSignature=false",
     "-c", "diff.renames=false", "-c", "diff.suppressBlankEmpty=false", "-c", "diff.submodule=short",
+    "-c", "diff.algorithm=myers", "-c", "diff.context=3", "-c", "diff.interHunkContext=0",
     "-c", "core.pager=cat",
 )  # fmt: skip
 GIT_ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1", "GIT_PAGER": "cat"}
