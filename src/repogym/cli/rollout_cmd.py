@@ -200,7 +200,9 @@ def serve_command(
 ) -> None:
     """Serve a local model as an OpenAI-compatible chat-completions endpoint (with tool calls).
 
-    Then: repogym rollout tasks.jsonl --policy openai:NAME --base-url http://127.0.0.1:PORT/v1 ...
+    Example: python -m repogym.train.tiny /tmp/tiny && repogym serve /tmp/tiny --port 8000
+
+    Then: repogym rollout tasks.jsonl --policy openai:tiny --base-url http://127.0.0.1:8000/v1 ...
     """
     from repogym.agent.policies import PolicyConfig
     from repogym.serve.server import make_server
