@@ -31,8 +31,10 @@ def test_local_backend_warns_and_grades(toy_task):
     assert grade(toy_task, toy_task.patch, runtime=runtime).resolved
     assert not grade(toy_task, "", runtime=runtime).resolved
     with runtime.episode() as ep:
-        assert ep.run("echo 'x = 1' >> src/calc/__init__.py && git status --short").output.strip().endswith(
-            "src/calc/__init__.py"
+        assert (
+            ep.run("echo 'x = 1' >> src/calc/__init__.py && git status --short")
+            .output.strip()
+            .endswith("src/calc/__init__.py")
         )
         patch, result = ep.diff()
         assert result.ok, result.output

@@ -19,8 +19,8 @@ import warnings
 
 from repogym.sandbox.base import OUT_DIR, REPO_DIR, VENV_DIR, ExecResult, Limits, Mounts
 from repogym.sandbox.bwrap import jail_environment
-from repogym.sandbox.workspace import MIRROR_OBJECTS
 from repogym.sandbox.process import run_process
+from repogym.sandbox.workspace import MIRROR_OBJECTS
 
 
 def _warn() -> None:
@@ -61,7 +61,9 @@ class LocalSandbox:
             # Checkouts name the mirror by its jail path; point git at the host folder instead.
             environment["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = host_paths[MIRROR_OBJECTS]
         # Workspaces belong to the sandbox uid (shared with bwrap), not to the user running git here.
-        environment.update({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"})
+        environment.update(
+            {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
+        )
         command = _to_host(command, host_paths)
 
         def _limits() -> None:

@@ -87,8 +87,6 @@ class Episode:
     def __init__(self, runtime: TaskRuntime, layer: EpisodeLayer) -> None:
         self.runtime = runtime
         self.layer = layer
-        self.inbox = layer.root / "in"
-        self.inbox.mkdir(exist_ok=True)
 
     def mounts(self, *extra: Bind) -> Mounts:
         runtime = self.runtime
@@ -98,7 +96,7 @@ class Episode:
         binds = [
             Bind(runtime.mirror_path / "objects", MIRROR_OBJECTS),
             Bind(self.layer.out, OUT_DIR, writable=True),
-            Bind(self.inbox, IN_DIR),
+            Bind(self.layer.inbox, IN_DIR),
         ]
         plugin_dir = get_parser(runtime.task.env.log_parser).plugin_dir
         if plugin_dir is not None:
@@ -118,12 +116,16 @@ class Episode:
     ) -> ExecResult:
         return self.runtime.sandbox.run(command, self.mounts(), limits or self.runtime.limits, env=env)
 
+    @property
+    def inbox(self) -> Path:
+        return self.layer.inbox
+
     def put_file(self, name: str, content: str | bytes) -> str:
         """Place a file where jailed commands can read it (read-only); returns its path in the jail."""
         if "/" in name or name.startswith("."):
             raise ValueError(f"bad inbox file name {name!r}")
         data = content.encode() if isinstance(content, str) else content
-        (self.inbox / name).write_bytes(data)
+        (self.layer.inbox / name).write_bytes(data)
         return f"{IN_DIR}/{name}"
 
     def diff(self, limits: Limits | None = None) -> tuple[str, ExecResult]:

@@ -8,7 +8,8 @@ written to again.
 
 An episode sees the checkout at /testbed through a private writable layer:
 overlayfs (upper/work folders, mounted per command in a private mount
-namespace) when repogym is root, else a full copy (correct, slower). Reset
+namespace) when the backend can mount it (bwrap as root), else a full copy
+(correct, slower). Reset
 throws the layer away: it is renamed aside at once and deleted on a background thread.
 """
 
@@ -174,6 +175,12 @@ class EpisodeLayer:
         return self.root / "out"
 
     @property
+    def inbox(self) -> Path:
+        """Files repogym hands the jail read-only (patches, tool scripts). Kept across resets: the jail
+        cannot write there, so nothing of an episode survives in it."""
+        return self.root / "in"
+
+    @property
     def workspace(self) -> Path:
         """The folder holding the episode's view of the repo (the overlay's mount point, or the copy)."""
         return self.root / ("merged" if self.uses_overlay else "copy")
@@ -198,6 +205,7 @@ class EpisodeLayer:
                 _chown_tree(copy, owner)
         (self.tmp / "home").mkdir(parents=True)
         self.out.mkdir()
+        self.inbox.mkdir(exist_ok=True)
         if owner is not None:
             for path in (self.root / "upper", self.root / "work", self.tmp, self.tmp / "home", self.out):
                 if path.exists():
