@@ -199,17 +199,25 @@ class PatchFetcher:
     def __init__(self, repo: str | os.PathLike[str]) -> None:
         self._job = GitJob(repo, ["diff-tree", "--stdin", "--always", "-r", *_PATCH_OPTIONS], feed=True)
         self._commits: list[Commit] = []
+        self._lines: list[str] = []
 
     def submit(self, commit: Commit) -> None:
-        stdin = self._job.process.stdin
-        if stdin is None or not commit.parents:
+        if not commit.parents:
             return
-        stdin.write(f"{commit.sha} {commit.parents[0]}\n".encode())
         self._commits.append(commit)
-        if len(self._commits) % 256 == 0:
+        self._lines.append(f"{commit.sha} {commit.parents[0]}\n")
+        if len(self._lines) == 256:  # one write per batch: git starts early, the walk is not slowed
+            self._send()
+
+    def _send(self) -> None:
+        stdin = self._job.process.stdin
+        if stdin is not None and self._lines:
+            stdin.write("".join(self._lines).encode())
             stdin.flush()
+        self._lines.clear()
 
     def stream(self) -> Iterator[tuple[Commit, bytes]]:
+        self._send()
         commits = self._commits
         buffer, start, searched, index = b"", 0, 0, -1  # buffer[start:] follows commits[index]'s header
         for chunk in self._job.follow():

@@ -69,6 +69,8 @@ def pr_number_from_message(subject: str, squash: bool = True) -> int | None:
     >>> pr_number_from_message("Fix #7 properly") is None, pr_number_from_message("Fix x (#7)", squash=False) is None
     (True, True)
     """
+    if "#" not in subject:
+        return None
     match = _MERGE_PR.search(subject) or (_SQUASH_PR.search(subject) if squash else None)
     return int(match.group(1)) if match else None
 
