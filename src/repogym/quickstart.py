@@ -56,6 +56,7 @@ def run_quickstart(
     notify: Notify = lambda _: None,
 ) -> QuickstartResult:
     """Run every stage into `out_dir` (re-running resumes validation and grading)."""
+    from repogym.mining.config import MiningConfig
     from repogym.mining.mine import mine
     from repogym.samples import generate_suite
     from repogym.validate.batch import ValidateConfig, validate_candidates
@@ -78,7 +79,7 @@ def run_quickstart(
     started = time.perf_counter()
     candidates: list[Task] = []
     for sample in samples:
-        mined = mine(sample.path, prs=sample.prs_path)
+        mined = mine(sample.path, MiningConfig(repo_name=sample.github), prs=sample.prs_path)
         result.commits_scanned += mined.funnel.scanned
         candidates.extend(mined.tasks)
     result.candidates = len(candidates)
@@ -92,7 +93,7 @@ def run_quickstart(
     run = validate_candidates(
         candidates,
         out / "tasks.jsonl",
-        ValidateConfig(workers=workers, sandbox=sandbox),
+        ValidateConfig(workers=workers, sandbox=sandbox),  # privacy scrub on: secrets, licence allowlist
         funnel_path=out / "validate-funnel.json",
     )
     result.tasks = list(run.tasks)

@@ -27,6 +27,10 @@ class MiningConfig(_Model):
     """Write at most this many candidates, the newest first; 0 = no limit. The rest are counted as over_max."""
     repo_name: str = ""
     """"owner/name" written in each task's `repo`; empty = from the origin remote's URL, else local/<folder>."""
+    redact_secrets: bool = True
+    """Replace secrets and personal data found by repogym.privacy before anything is written (a candidate whose
+    secret cannot be redacted without breaking its patch is dropped as secret_unredactable). Licences are only
+    recorded here; `repogym validate` enforces the allowlist."""
 
     test_paths: list[str] = Field(
         default_factory=lambda: [

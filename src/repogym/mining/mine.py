@@ -44,7 +44,7 @@ from repogym.mining.filters import (
     first_rejection,
     make_context,
 )
-from repogym.mining.funnel import Funnel, FunnelCounter
+from repogym.mining.funnel import MAX_EXAMPLES, Funnel, FunnelCounter, FunnelStep
 from repogym.mining.gitcmd import GitJob, remote_url, resolve_revision
 from repogym.mining.history import (
     Commit,
@@ -174,7 +174,26 @@ def _mine(
         counter.drop("over_max", candidate.instance_id)
     tasks = tuple(_to_task(c, root, repo_name, config, export, graph, merge_graph) for c in survivors[:limit])
     funnel = counter.freeze(task.instance_id for task in tasks)
+    if config.redact_secrets:
+        tasks, funnel = _redact(tasks, funnel)
     return MiningResult(tasks, funnel, time.perf_counter() - started)
+
+
+def _redact(tasks: tuple[Task, ...], funnel: Funnel) -> tuple[tuple[Task, ...], Funnel]:
+    """Secrets and personal data out of the candidates before they are written anywhere."""
+    from repogym.privacy.scrub import Policy, ScrubConfig, scrub_tasks
+
+    scrubbed = scrub_tasks(tasks, ScrubConfig(policy=Policy.REDACT, check_license=False))
+    dropped = [d.instance_id for d in scrubbed.dropped]
+    step = FunnelStep(
+        "secret_unredactable",
+        "privacy",
+        "holds a secret that cannot be redacted without breaking its patch",
+        len(dropped),
+        tuple(dropped[:MAX_EXAMPLES]),
+    )
+    kept = scrubbed.tasks
+    return kept, funnel.extend([step], len(kept), (t.instance_id for t in kept))
 
 
 def mine_to_file(

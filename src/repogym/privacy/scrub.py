@@ -70,6 +70,8 @@ class ScrubConfig(BaseModel):
     """detect-secrets detectors to switch off, by the type they report. Public IPs are off by default: in text the PII pass redacts them, in code they are mostly fixtures (8.8.8.8)."""
     verify_patches_apply: bool = True
     """After redacting a patch, check it still applies at the base commit (when the repository is available)."""
+    check_license: bool = True
+    """Refuse tasks whose licence is not allowed; False only records the licence (mining does this)."""
 
     @field_validator("license_allowlist")
     @classmethod
@@ -189,6 +191,8 @@ def _scrub_one(
 
 
 def _license_reasons(info: LicenseInfo, config: ScrubConfig) -> list[DropReason]:
+    if not config.check_license:
+        return []
     if not info.spdx_id:
         if config.allow_unknown_license:
             return []
