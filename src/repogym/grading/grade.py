@@ -133,14 +133,21 @@ def run_tests(
     task: Task, episode: Episode, test_ids: list[str], log_dir: str | Path | None = None
 ) -> TestReport:
     """Run tests in the episode with the task's parser and read the structured report."""
+    return run_directives(task, episode, test_directives(test_ids, task.test_patch), _log_path(task, log_dir))
+
+
+def run_directives(task: Task, episode: Episode, directives: list[str], log_path: Path) -> TestReport:
+    """Run the parser's command for `directives` (test files or ids), keep the log at `log_path`, parse."""
     parser = get_parser(task.env.log_parser)
     report_name = f"report-{time.monotonic_ns()}.jsonl"
-    directives = test_directives(test_ids, task.test_patch)
     command = parser.command(task.env.test_cmd, directives, f"{OUT_DIR}/{report_name}")
     result = episode.run(command)
     report_file = episode.layer.out / report_name
     report_text = report_file.read_text(encoding="utf-8", errors="replace") if report_file.exists() else None
-    log_path = _save_log(task, result, command, log_dir)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.write_text(
+        f"$ {command}\n{result.output}\n[exit {result.exit_code}; {result.reason.value}]\n", encoding="utf-8"
+    )
     run = TestRun(
         log=result.output,
         report_text=report_text,
@@ -207,14 +214,9 @@ def _compile_errors(episode: Episode, patch: str) -> tuple[str, ...]:
     return tuple(json.loads(report.read_text()))
 
 
-def _save_log(task: Task, result: ExecResult, command: str, log_dir: str | Path | None) -> Path:
+def _log_path(task: Task, log_dir: str | Path | None) -> Path:
     folder = Path(log_dir) if log_dir else cache_dir("logs", task.instance_id.replace("/", "__"))
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"test-{time.strftime('%Y%m%dT%H%M%S')}-{time.monotonic_ns() % 10**6}.log"
-    path.write_text(
-        f"$ {command}\n{result.output}\n[exit {result.exit_code}; {result.reason.value}]\n", encoding="utf-8"
-    )
-    return path
+    return folder / f"test-{time.strftime('%Y%m%dT%H%M%S')}-{time.monotonic_ns() % 10**6}.log"
 
 
 def _tail(result: ExecResult, lines: int = 8) -> str:

@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from repogym.errors import EnvBuildError, RepoSourceError
-from repogym.grading.parsers import TestRun, get_parser
+from repogym.grading.grade import run_directives
 from repogym.grading.report import TestReport, TestStatus
-from repogym.sandbox.base import OUT_DIR
 from repogym.sandbox.cache import cache_dir
 from repogym.sandbox.runtime import Episode
 from repogym.task import Task
@@ -168,37 +167,15 @@ def _run_files(task: Task, episode: Episode, files: list[str], log_base: Path) -
     pytest stops before running anything when one file fails to collect (a test module that imports
     what the fix adds), which would hide the other files' real outcomes.
     """
-    report = _run_once(task, episode, files, log_base.with_name(log_base.name + ".log"))
+    report = run_directives(task, episode, files, log_base.with_name(log_base.name + ".log"))
     if report.collected or report.timed_out or len(files) < 2:
         return report
     merged: TestReport | None = None
     for index, path in enumerate(files):
-        alone = _run_once(task, episode, [path], log_base.with_name(f"{log_base.name}.{index}.log"))
+        alone = run_directives(task, episode, [path], log_base.with_name(f"{log_base.name}.{index}.log"))
         merged = alone if merged is None else merged.merged(alone)
     assert merged is not None
     return merged
-
-
-def _run_once(task: Task, episode: Episode, files: list[str], log_path: Path) -> TestReport:
-    parser = get_parser(task.env.log_parser)
-    report_name = f"report-{time.monotonic_ns()}.jsonl"
-    command = parser.command(task.env.test_cmd, files, f"{OUT_DIR}/{report_name}")
-    result = episode.run(command)
-    report_file = episode.layer.out / report_name
-    report_text = report_file.read_text(encoding="utf-8", errors="replace") if report_file.exists() else None
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    log_path.write_text(
-        f"$ {command}\n{result.output}\n[exit {result.exit_code}; {result.reason.value}]\n", encoding="utf-8"
-    )
-    run = TestRun(
-        log=result.output,
-        report_text=report_text,
-        exit_code=result.exit_code,
-        timed_out=result.timed_out,
-        log_path=str(log_path),
-        duration_s=result.duration_s,
-    )
-    return parser.parse(run)
 
 
 def _summary(report: TestReport) -> str:
