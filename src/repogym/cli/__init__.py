@@ -12,7 +12,18 @@ import sys
 import typer
 
 from repogym import __version__
-from repogym.cli import config_cmd, tasks_cmd
+from repogym.cli import (
+    config_cmd,
+    env_cmd,
+    grade_cmd,
+    mine_cmd,
+    quickstart_cmd,
+    rollout_cmd,
+    samples_cmd,
+    scrub_cmd,
+    tasks_cmd,
+    validate_cmd,
+)
 from repogym.cli.common import console, print_error
 from repogym.errors import RepogymError
 
@@ -30,30 +41,18 @@ app.add_typer(tasks_cmd.app, name="tasks")
 app.add_typer(config_cmd.app, name="config")
 
 
-def _register_optional_commands() -> None:
-    """Stages that live in their own modules register themselves here."""
-    import importlib
-
-    for module in (
-        "grade_cmd",
-        "mine_cmd",
-        "validate_cmd",
-        "scrub_cmd",
-        "samples_cmd",
-        "env_cmd",
-        "rollout_cmd",
-        "quickstart_cmd",
-    ):
-        try:
-            loaded = importlib.import_module(f"repogym.cli.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"repogym.cli.{module}":
-                raise
-            continue
-        loaded.register(app)
-
-
-_register_optional_commands()
+# One module per stage, each adding its commands; listed in pipeline order for `repogym --help`.
+for _stage in (
+    quickstart_cmd,
+    samples_cmd,
+    mine_cmd,
+    validate_cmd,
+    scrub_cmd,
+    grade_cmd,
+    env_cmd,
+    rollout_cmd,
+):
+    _stage.register(app)
 
 
 def _version(value: bool) -> None:
