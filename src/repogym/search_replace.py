@@ -26,10 +26,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from unidiff import PatchedFile, PatchSet
-from unidiff.errors import UnidiffParseError
-
 from repogym.errors import RepogymError
+from repogym.patches import PatchError, apply_patch, split_lines, unified_diff
 
 THINK_START, THINK_END, ANSWER_START, ANSWER_END = "<think>", "</think>", "<solution>", "</solution>"
 TAGS = (THINK_START, THINK_END, ANSWER_START, ANSWER_END)
@@ -67,10 +65,6 @@ class FormatError(RepogymError):
     def __str__(self) -> str:
         where = f" in {self.path!r}" if self.path is not None else ""
         return f"{self.reason.value}{where}: {self.detail}"
-
-
-class PatchError(RepogymError):
-    """A unified diff cannot be applied to the given contents, or cannot be written as SEARCH/REPLACE."""
 
 
 @dataclass(frozen=True)
@@ -201,150 +195,6 @@ def apply_answer(text: str, contents: Mapping[str, str]) -> EditResult:
 def _preview(text: str, limit: int = 60) -> str:
     first = text.split("\n", 1)[0]
     return repr(first if len(first) <= limit else first[: limit - 3] + "...")
-
-
-# -- diffs ------------------------------------------------------------------------------------
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines of `text` split on "\\n" only (as git does), each keeping its newline.
-
-    >>> split_lines("a\\r\\nb\\x0cc\\nd")
-    ['a\\r\\n', 'b\\x0cc\\n', 'd']
-    """
-    parts = text.split("\n")
-    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
-
-
-def unified_diff(original: Mapping[str, str], new_contents: Mapping[str, str], context: int = 3) -> str:
-    """Git-style unified diff from `original` to `new_contents` (files in path order; unchanged skipped).
-
-    A path missing from `original` is a new file (`--- /dev/null`).
-
-    >>> print(unified_diff({"a.py": "x = 1\\n"}, {"a.py": "x = 2\\n"}), end="")
-    diff --git a/a.py b/a.py
-    --- a/a.py
-    +++ b/a.py
-    @@ -1 +1 @@
-    -x = 1
-    +x = 2
-    """
-    chunks: list[str] = []
-    for path in sorted(new_contents):
-        old, new = original.get(path), new_contents[path]
-        if old == new:
-            continue
-        header = [f"diff --git a/{path} b/{path}\n"]
-        if old is None:
-            header.append("new file mode 100644\n")
-            if not new:
-                chunks.extend(header)  # an empty new file: git writes no hunk either
-                continue
-        body = difflib.unified_diff(
-            split_lines(old or ""),
-            split_lines(new),
-            fromfile="/dev/null" if old is None else f"a/{path}",
-            tofile=f"b/{path}",
-            n=context,
-        )
-        chunks.extend(header)
-        for line in body:
-            chunks.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return "".join(chunks)
-
-
-def apply_patch(patch: str, contents: Mapping[str, str], *, partial: bool = False) -> dict[str, str | None]:
-    """New text of every file a unified diff touches (None: deleted), applied to `contents` in memory.
-
-    Hunks must match exactly (a hunk may sit at another line, as with `git apply`, but no fuzz).
-    Raises PatchError for a patch that does not parse, a binary change, a missing original or a
-    hunk that does not match; with `partial=True` such files are left out of the result instead.
-
-    >>> apply_patch("--- a/a.py\\n+++ b/a.py\\n@@ -1 +1 @@\\n-x = 1\\n+x = 2\\n", {"a.py": "x = 1\\n"})
-    {'a.py': 'x = 2\\n'}
-    """
-    try:
-        parsed = PatchSet(patch)
-    except UnidiffParseError as exc:
-        raise PatchError(f"not a unified diff: {exc}") from None
-    except Exception as exc:  # unidiff raises others on some malformed input (UnboundLocalError...)
-        raise PatchError(f"not a unified diff: {type(exc).__name__}: {exc}") from None
-    result: dict[str, str | None] = {}
-    for patched in parsed:
-        try:
-            _apply_file(patched, contents, result)
-        except PatchError:
-            if not partial:
-                raise
-    return result
-
-
-def _apply_file(patched: PatchedFile, contents: Mapping[str, str], result: dict[str, str | None]) -> None:
-    if patched.is_binary_file:
-        raise PatchError(f"{patched.path}: binary changes cannot be applied as text")
-    source = _strip_prefix(patched.source_file, "a/")
-    target = _strip_prefix(patched.target_file, "b/")
-    if patched.is_added_file:
-        old = ""
-    elif result.get(source) is not None:
-        old = result[source] or ""  # the same file patched twice in one diff
-    elif source in contents:
-        old = contents[source]
-    else:
-        raise PatchError(f"{source}: the patch changes it but its original content was not given")
-    new = _apply_hunks(source, old, patched)
-    if patched.is_removed_file:
-        result[source] = None
-        return
-    if source != target and not patched.is_added_file:
-        result[source] = None  # a rename: the old path goes away
-    result[target] = new
-
-
-def _strip_prefix(name: str, prefix: str) -> str:
-    return name[len(prefix) :] if name.startswith(prefix) else name
-
-
-def _apply_hunks(path: str, old: str, patched: PatchedFile) -> str:
-    lines = split_lines(old)
-    out: list[str] = []
-    pos = offset = 0
-    for hunk in patched:
-        source, target = _hunk_sides(hunk)
-        expected = (hunk.source_start if not source else hunk.source_start - 1) + offset
-        start = _locate(lines, source, max(expected, pos), pos)
-        if start is None:
-            raise PatchError(f"{path}: hunk at line {hunk.source_start} does not match the original")
-        out += lines[pos:start] + target
-        pos = start + len(source)
-        offset = start - (hunk.source_start - (0 if not source else 1))
-    return "".join(out + lines[pos:])
-
-
-def _hunk_sides(hunk: object) -> tuple[list[str], list[str]]:
-    """Source and target lines of a hunk, honouring "\\ No newline at end of file"."""
-    source: list[str] = []
-    target: list[str] = []
-    last: tuple[list[str], ...] = ()
-    for line in hunk:  # type: ignore[attr-defined]
-        if line.line_type == "\\":
-            for side in last:
-                side[-1] = side[-1].removesuffix("\n")
-            continue
-        last = {" ": (source, target), "-": (source,), "+": (target,)}.get(line.line_type, ())
-        for side in last:
-            side.append(line.value)
-    return source, target
-
-
-def _locate(lines: list[str], block: list[str], expected: int, floor: int) -> int | None:
-    """Index nearest `expected` (and not before `floor`) where `block` occurs in `lines`."""
-    size, limit = len(block), len(lines) - len(block)
-    for distance in range(max(limit, 0) + abs(expected) + 1):
-        for start in (expected - distance, expected + distance):
-            if floor <= start <= limit and lines[start : start + size] == block:
-                return start
-    return None
 
 
 # -- the inverse: a unified diff as SEARCH/REPLACE ----------------------------------------------

@@ -7,6 +7,7 @@ import inspect
 import pytest
 
 from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, TestStatus
+from repogym.patches import unified_diff
 from repogym.rewards import (
     RUNTIME_KWARGS,
     compile_pass,
@@ -17,7 +18,6 @@ from repogym.rewards import (
     reward_fns,
     tests_pass,
 )
-from repogym.search_replace import unified_diff
 from repogym.task import Task
 
 P, F, E = TestStatus.PASSED, TestStatus.FAILED, TestStatus.ERROR

@@ -12,8 +12,8 @@ import yaml
 from repogym.config import RewardComponentConfig, RewardConfig
 from repogym.errors import ConfigError
 from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, TestStatus
+from repogym.patches import unified_diff
 from repogym.rewards import RewardBreakdown, RewardError, compose
-from repogym.search_replace import unified_diff
 from repogym.task import Task
 
 SEED_CONFIG = textwrap.dedent(

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from repogym.patches import unified_diff
 from repogym.rewards import patch_similarity, patch_similarity_diff
 from repogym.rewards.similarity import similarity_from_diff, similarity_from_patches
-from repogym.search_replace import answer_from_patch, apply_answer, unified_diff
+from repogym.search_replace import answer_from_patch, apply_answer
 from repogym.task import Task
 
 # The vectors live beside the repository (shared by every checkout), not in it.

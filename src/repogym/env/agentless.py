@@ -22,9 +22,9 @@ from typing import Any
 from repogym.env.base import TaskEnv, TextSpace, end_summary, read_originals
 from repogym.env.observation import truncate
 from repogym.errors import ConfigError
-from repogym.patches import changed_paths
+from repogym.patches import PatchError, changed_paths
 from repogym.rewards.similarity import oracle_contents, similarity_from_response
-from repogym.search_replace import FormatError, PatchError, apply_answer
+from repogym.search_replace import FormatError, apply_answer
 
 #: A malformed answer for `action_space.sample()` (it has no SEARCH/REPLACE block).
 SAMPLE_ANSWER = "<think>\nsampled\n</think>\n<solution>\n</solution>"

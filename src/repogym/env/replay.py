@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from repogym.search_replace import apply_patch, split_lines
+from repogym.patches import apply_patch, split_lines
 
 
 def tool_call(name: str, call_id: str, **arguments: Any) -> dict[str, Any]:

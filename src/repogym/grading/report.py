@@ -126,7 +126,7 @@ def resolved_status(
     p2p_ok = all(t in statuses and statuses[t].ok for t in p2p)
     if f2p_ok == len(f2p) and p2p_ok:
         return ResolvedStatus.FULL
-    if 0 < f2p_ok and p2p_ok:
+    if f2p_ok > 0 and p2p_ok:
         return ResolvedStatus.PARTIAL
     return ResolvedStatus.NO
 

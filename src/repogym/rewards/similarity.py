@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from unidiff import PatchSet
 
-from repogym.search_replace import FormatError, PatchError, apply_answer, apply_patch
+from repogym.patches import PatchError, apply_patch
+from repogym.search_replace import FormatError, apply_answer
 
 FORMAT_ERROR_REWARD = -1.0
 
