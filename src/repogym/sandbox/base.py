@@ -35,8 +35,9 @@ class Limits(BaseModel):
     """CPU seconds per process (RLIMIT_CPU)."""
     memory_mb: int = Field(default=4096, ge=64)
     """Address-space limit per process in MiB (RLIMIT_AS)."""
-    processes: int = Field(default=256, ge=8)
-    """Processes and threads of the sandbox user (RLIMIT_NPROC): stops fork bombs."""
+    processes: int = Field(default=512, ge=8)
+    """Processes and threads of the sandbox uid (RLIMIT_NPROC): stops fork bombs. The count is per uid, so
+    sandboxes running at once share it: raise it with the number of parallel workers."""
     file_size_mb: int = Field(default=512, ge=1)
     """Largest file a command may write, in MiB (RLIMIT_FSIZE)."""
     output_bytes: int = Field(default=256 * 1024, ge=1024)
