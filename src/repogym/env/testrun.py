@@ -20,7 +20,7 @@ from repogym.env.tools import ToolContext, ToolOutput, failure
 from repogym.grading.grade import test_directives
 from repogym.grading.parsers import TestRun, get_parser
 from repogym.grading.report import TestReport
-from repogym.sandbox.base import OUT_DIR
+from repogym.sandbox.base import OUT_DIR, read_jail_file
 
 
 def run_visible_tests(context: ToolContext, tests: list[str] | None) -> ToolOutput:
@@ -43,9 +43,7 @@ def run_visible_tests(context: ToolContext, tests: list[str] | None) -> ToolOutp
     command = parser.command(task.env.test_cmd, directives, f"{OUT_DIR}/{report_name}")
     try:
         result = context.run(command, context.options.test_timeout_s)
-        report_text = (
-            report_file.read_text(encoding="utf-8", errors="replace") if report_file.exists() else None
-        )
+        report_text = read_jail_file(report_file)
     finally:
         report_file.unlink(missing_ok=True)
     run = TestRun(

@@ -29,7 +29,7 @@ from typing import Any
 from repogym.env.actions import ActionError, ToolCall
 from repogym.env.options import EnvOptions
 from repogym.registry import Registry
-from repogym.sandbox.base import OUT_DIR, REPO_DIR, ExecResult
+from repogym.sandbox.base import OUT_DIR, REPO_DIR, ExecResult, read_jail_file
 from repogym.sandbox.runtime import Episode
 from repogym.task import Task
 
@@ -224,13 +224,17 @@ def file_op(context: ToolContext, op: str, **args: Any) -> ToolOutput:
     command = f"{_PYTHON} {inbox_path(FILEOPS_NAME)} {shlex.quote(args_path)} {OUT_DIR}/{result_name}"
     try:
         result = context.run(command, context.options.tool_timeout_s)
-        if not result_file.exists():
+        # read_jail_file: the jail can plant a link to a host file at this (predictable) name.
+        raw = read_jail_file(result_file)
+        if raw is None:
             why = "timed out" if result.timed_out else f"failed (exit code {result.exit_code})"
             tail = "\n".join(result.output.strip().splitlines()[-5:])
             return failure(f"the {op} tool {why}: {tail}".strip())
         try:
-            data = json.loads(result_file.read_text(encoding="utf-8"))
-        except (ValueError, OSError) as exc:  # e.g. killed while writing it (file size limit)
+            data = json.loads(raw)
+            if not isinstance(data, dict) or "ok" not in data:
+                raise ValueError("not a tool result")
+        except ValueError as exc:  # e.g. killed while writing it (file size limit)
             return failure(f"the {op} tool's result could not be read: {exc}")
     finally:
         (inbox / args_name).unlink(missing_ok=True)

@@ -37,7 +37,8 @@ TEST_GLOBS = (
     "*/*_test.py",
 )
 # repogym's own report plugin and runner: a same-named module in the repo would shadow them.
-_ALWAYS_CONFIG = ("conftest.py", "pytest.ini", "repogym_report.py", "repogym_unittest.py")
+# .gitattributes: working-tree-encoding or eol rules would change how git writes the task's test patch.
+_ALWAYS_CONFIG = ("conftest.py", "pytest.ini", "repogym_report.py", "repogym_unittest.py", ".gitattributes")
 _SECTION_CONFIG = {
     "setup.cfg": re.compile(r"^\s*\[tool:pytest\]"),
     "tox.ini": re.compile(r"^\s*\[pytest\]"),
@@ -82,11 +83,56 @@ def filter_candidate(patch: str, test_patch_paths: list[str], pristine_text: dic
 
 
 def _paths(patched: PatchedFile) -> list[str]:
-    names = []
-    for name in (patched.source_file, patched.target_file):
-        if name and name != "/dev/null":
-            names.append(name[2:] if name[:2] in ("a/", "b/") else name)
-    return names or [patched.path]
+    """Every path git or patch(1) could take from this file's section: the ---/+++ names, the
+    `diff --git` names, and rename/copy headers, each unquoted the way git unquotes them."""
+    names = [patched.source_file, patched.target_file]
+    for line in patched.patch_info or ():
+        text = str(line).rstrip("\n")
+        if text.startswith("diff --git "):
+            names += _HEADER_TOKEN.findall(text[len("diff --git ") :])
+        for prefix in ("rename from ", "rename to ", "copy from ", "copy to ", "--- ", "+++ ", "Index: "):
+            if text.startswith(prefix):
+                names.append(text[len(prefix) :].split("\t")[0])
+    paths: list[str] = []
+    for name in names:
+        if not name:
+            continue
+        path = unquote_git_path(name)
+        if path == "/dev/null":
+            continue
+        path = path[2:] if path[:2] in ("a/", "b/") else path
+        if path not in paths:
+            paths.append(path)
+    return paths or [patched.path]
+
+
+_HEADER_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\S+')
+_C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def unquote_git_path(name: str) -> str:
+    r"""A path as git reads it from a header: C-quoted names ("...", with \ooo octal bytes) unquoted.
+
+    >>> unquote_git_path('"b/\\056git/config"'), unquote_git_path('"a/con\\"f.py"'), unquote_git_path("b/x.py")
+    ('b/.git/config', 'a/con"f.py', 'b/x.py')
+    """
+    if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
+        return name
+    body, out, i = name[1:-1], bytearray(), 0
+    while i < len(body):
+        char = body[i]
+        if char == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in "0123" and i + 3 < len(body) + 1 and body[i + 1 : i + 4].isdigit():
+                out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
+                i += 4
+                continue
+            out.append(_C_ESCAPES.get(nxt, ord(nxt)))
+            i += 2
+            continue
+        out += char.encode("utf-8", "surrogateescape")
+        i += 1
+    return out.decode("utf-8", "surrogateescape")
 
 
 def _unsafe(path: str) -> bool:

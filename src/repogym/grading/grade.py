@@ -18,7 +18,7 @@ from repogym.grading.candidate import filter_candidate
 from repogym.grading.parsers import TestRun, get_parser
 from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, TestReport, resolved_status
 from repogym.patches import changed_paths, parse_patch
-from repogym.sandbox.base import OUT_DIR, ExecResult, Limits, Sandbox
+from repogym.sandbox.base import OUT_DIR, ExecResult, Limits, Sandbox, read_jail_file
 from repogym.sandbox.cache import cache_dir
 from repogym.sandbox.runtime import Episode, TaskRuntime
 from repogym.task import Task
@@ -65,7 +65,7 @@ def grade(
         return _result(task, Outcome.ENV_BUILD_FAILED, str(exc))
     except (RepoSourceError, RepogymError) as exc:
         return _result(task, Outcome.INFRA_ERROR, str(exc))
-    with runtime.episode() as episode:
+    with runtime.episode(readonly_git=True) as episode:
         result = grade_in_episode(task, patch, episode, log_dir=log_dir)
     timings = {**runtime.timings, **result.timings, "total_s": time.perf_counter() - started}
     return _replace(result, timings=timings)
@@ -89,6 +89,10 @@ def grade_in_episode(
         applied_with, failure = _apply(episode, filtered.patch, "candidate.patch")
         if not applied_with:
             return _result(task, Outcome.PATCH_APPLY_FAILED, failure, ignored=filtered.ignored)
+        landed = _protected_paths_changed(episode, test_paths, config_text)
+        if landed:
+            detail = f"applying the patch changed paths a candidate may not change: {landed}"
+            return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
     if task.test_patch.strip():
         ok, failure = _apply(episode, task.test_patch, "test.patch", strategies=_APPLY_STRATEGIES[:1])
         if not ok:
@@ -142,8 +146,7 @@ def run_directives(task: Task, episode: Episode, directives: list[str], log_path
     report_name = f"report-{time.monotonic_ns()}.jsonl"
     command = parser.command(task.env.test_cmd, directives, f"{OUT_DIR}/{report_name}")
     result = episode.run(command)
-    report_file = episode.layer.out / report_name
-    report_text = report_file.read_text(encoding="utf-8", errors="replace") if report_file.exists() else None
+    report_text = read_jail_file(episode.layer.out / report_name)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_text(
         f"$ {command}\n{result.output}\n[exit {result.exit_code}; {result.reason.value}]\n", encoding="utf-8"
@@ -197,6 +200,19 @@ def _apply(
     return "", "; ".join(failures)
 
 
+def _protected_paths_changed(episode: Episode, test_paths: list[str], config_text: dict[str, str]) -> str:
+    """What the applied candidate really changed, checked with the same rules as its headers.
+
+    Header parsing can be fooled (quoting, rename headers, patch(1)'s own rules); the working tree
+    cannot. Ignored files count too: a .gitignore must not hide a conftest.py.
+    """
+    actual, result = episode.diff(include_ignored=True)
+    if not result.ok:
+        return f"(could not list the changes: {_tail(result)})"
+    check = filter_candidate(actual, test_paths, config_text)
+    return check.rejected or ", ".join(check.ignored)
+
+
 def _compile_errors(episode: Episode, patch: str) -> tuple[str, ...]:
     paths = [p for p in changed_paths(patch) if p.endswith(".py")]
     if not paths:
@@ -205,13 +221,22 @@ def _compile_errors(episode: Episode, patch: str) -> tuple[str, ...]:
     import shlex
 
     out = f"{OUT_DIR}/compile_check.py"
-    result = episode.run(f"cp {script} {out} && python {out} " + " ".join(shlex.quote(p) for p in paths))
-    report = episode.layer.out / "compile_check.py.out"
-    if not result.ok or not report.exists():
+    # -I -S: no site, no user paths, no PYTHON* variables: nothing of the candidate runs before compile().
+    result = episode.run(
+        f"cp {script} {out} && python -I -S {out} " + " ".join(shlex.quote(p) for p in paths)
+    )
+    report = read_jail_file(episode.layer.out / "compile_check.py.out")
+    if not result.ok or report is None:
         return (f"compile check did not run: {_tail(result)}",)
     import json
 
-    return tuple(json.loads(report.read_text()))
+    try:
+        errors = json.loads(report)
+    except json.JSONDecodeError:
+        errors = None
+    if not isinstance(errors, list) or not all(isinstance(e, str) for e in errors):
+        return ("compile check wrote no readable report",)
+    return tuple(errors)
 
 
 def _log_path(task: Task, log_dir: str | Path | None) -> Path:

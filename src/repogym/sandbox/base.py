@@ -134,3 +134,30 @@ class Sandbox(Protocol):
     ) -> ExecResult:
         """Run `command` with `sh -c`; `env` adds variables to the clean environment."""
         ...
+
+
+def read_jail_file(path: Path, max_bytes: int = 64 * 1024 * 1024) -> str | None:
+    """Read a file the jail could have written, as repogym on the host: never through a link, never
+    from a FIFO or device, never more than `max_bytes`. None when it is missing or not a plain file.
+
+    Every host-side read of a jail-writable folder (out/, the diff scratch folder) goes through here:
+    a plain `read_text()` would follow a link the jail planted to any host file.
+    """
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:  # missing, a link (ELOOP), or unreadable
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        return None
+    return data.decode("utf-8", errors="replace")

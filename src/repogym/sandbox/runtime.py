@@ -16,7 +16,17 @@ from pathlib import Path
 
 from repogym.errors import SandboxError
 from repogym.registry import Registry
-from repogym.sandbox.base import OUT_DIR, PLUGIN_DIR, Bind, ExecResult, Limits, Mounts, Sandbox
+from repogym.sandbox.base import (
+    OUT_DIR,
+    PLUGIN_DIR,
+    REPO_DIR,
+    Bind,
+    ExecResult,
+    Limits,
+    Mounts,
+    Sandbox,
+    read_jail_file,
+)
 from repogym.sandbox.bwrap import BwrapSandbox
 from repogym.sandbox.envbuild import EnvBuilder, EnvHandle
 from repogym.sandbox.local import LocalSandbox
@@ -75,18 +85,22 @@ class TaskRuntime:
         self.timings["env_s"] = time.perf_counter() - started
         return self
 
-    def episode(self) -> Episode:
+    def episode(self, readonly_git: bool = False) -> Episode:
+        """A fresh episode. `readonly_git`: /testbed/.git is the pristine one, read-only (grading uses this,
+        so nothing a candidate patch writes can change how git applies the test patch)."""
         if self.pristine is None or self.env is None or self.mirror_path is None:
             raise SandboxError("TaskRuntime.prepare() must run before episode()")
-        return Episode(self, EpisodeLayer.create(self.pristine, overlay=self.sandbox.supports_overlay))
+        layer = EpisodeLayer.create(self.pristine, overlay=self.sandbox.supports_overlay)
+        return Episode(self, layer, readonly_git=readonly_git)
 
 
 class Episode:
     """One attempt's writable view of the task's repo; every command runs in the sandbox."""
 
-    def __init__(self, runtime: TaskRuntime, layer: EpisodeLayer) -> None:
+    def __init__(self, runtime: TaskRuntime, layer: EpisodeLayer, readonly_git: bool = False) -> None:
         self.runtime = runtime
         self.layer = layer
+        self.readonly_git = readonly_git
 
     def mounts(self, *extra: Bind) -> Mounts:
         runtime = self.runtime
@@ -101,6 +115,9 @@ class Episode:
         plugin_dir = get_parser(runtime.task.env.log_parser).plugin_dir
         if plugin_dir is not None:
             binds.append(Bind(plugin_dir, PLUGIN_DIR))
+        if self.readonly_git and self.runtime.sandbox.isolated:
+            assert runtime.pristine is not None
+            binds.append(Bind(runtime.pristine / ".git", f"{REPO_DIR}/.git"))
         binds += extra
         return Mounts(
             workspace=self.layer.workspace,
@@ -128,11 +145,12 @@ class Episode:
         (self.layer.inbox / name).write_bytes(data)
         return f"{IN_DIR}/{name}"
 
-    def diff(self, limits: Limits | None = None) -> tuple[str, ExecResult]:
+    def diff(self, limits: Limits | None = None, include_ignored: bool = False) -> tuple[str, ExecResult]:
         """The episode's changes as a binary-safe git diff against the base commit.
 
         Git runs with the pristine `.git` (read-only) and a scratch index and object store, so
         whatever the episode did to its own `.git` cannot change what is reported.
+        `include_ignored`: also files the worktree's .gitignore hides (the grader's check uses it).
         """
         assert self.runtime.pristine is not None
         scratch = Path(tempfile.mkdtemp(prefix="diff.", dir=self.layer.root))
@@ -145,15 +163,18 @@ class Episode:
         script = (
             f"set -e; cp {PRISTINE_GIT}/index {DIFF_DIR}/index; mkdir -p {DIFF_DIR}/objects; "
             f"export GIT_DIR={PRISTINE_GIT} GIT_WORK_TREE=/testbed GIT_INDEX_FILE={DIFF_DIR}/index "
-            f"GIT_OBJECT_DIRECTORY={DIFF_DIR}/objects GIT_ALTERNATE_OBJECT_DIRECTORIES={PRISTINE_GIT}/objects:{MIRROR_OBJECTS}; "
-            "git add -A --ignore-errors . >/dev/null 2>&1 || true; "
-            "git -c core.quotePath=false diff --cached --binary --no-color --no-ext-diff --no-renames HEAD "
-            f"> {DIFF_DIR}/patch"
+            f"GIT_OBJECT_DIRECTORY={DIFF_DIR}/objects GIT_ALTERNATE_OBJECT_DIRECTORIES={PRISTINE_GIT}/objects:{MIRROR_OBJECTS} "
+            # Only the pristine repo config counts: the jail's ~/.gitconfig could define filters or attributes.
+            "GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_ATTR_NOSYSTEM=1; "
+            f"git -c core.attributesFile=/dev/null add -A {'-f ' if include_ignored else ''}--ignore-errors . "
+            ">/dev/null 2>&1 || true; "
+            "git -c core.quotePath=false -c core.attributesFile=/dev/null diff --cached --binary --no-color "
+            f"--no-ext-diff --no-textconv --no-renames HEAD > {DIFF_DIR}/patch"
         )
         try:
             result = self.runtime.sandbox.run(script, mounts, limits or self.runtime.limits)
-            patch_file = scratch / "patch"
-            patch = patch_file.read_text(encoding="utf-8", errors="surrogateescape") if result.ok else ""
+            # The jail could have swapped the file for a link to a host file: read it the safe way.
+            patch = (read_jail_file(scratch / "patch") or "") if result.ok else ""
         finally:
             import shutil
 
