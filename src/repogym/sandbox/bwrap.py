@@ -25,6 +25,14 @@ Not guaranteed:
   others; disk writes are bounded per file, not in total.
 - Without root, the process limit counts all processes of the invoking user,
   and the workspace is a copy (slower resets); repogym says so in a warning.
+- Separation between sandboxes running at once: they share one unprivileged
+  uid, so they share its process limit (RLIMIT_NPROC) and its kernel keyring;
+  a jail can see the host paths of its own mounts in /proc/self/mountinfo.
+  (tests/sandbox/test_hostile_extra.py keeps each of these as a visible xfail.)
+- Honest test reports from code that wants to lie: tests run in the same process
+  as the report plugin, so code under test can rewrite or forge the report (the
+  grader cross-checks it with the exit code and drops candidate changes to tests
+  and their configuration, but a patch written to attack the plugin can win).
 """
 
 from __future__ import annotations
