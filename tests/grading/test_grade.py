@@ -59,7 +59,7 @@ def test_offset_patch_needs_fuzzier_apply_and_says_so(toy_task, toy_runtime):
     # Same change, but its context lines have drifted: git apply refuses, patch --fuzz applies.
     drifted = toy_task.patch.replace(" def mul(a, b):", " def mul(a, b, c=1):")
     result = grade(toy_task, drifted, runtime=toy_runtime)
-    assert result.patch_applied_with in ("git apply --3way", "patch --fuzz=3")
+    assert result.patch_applied_with == "patch --fuzz=3"
     assert result.resolved
 
 

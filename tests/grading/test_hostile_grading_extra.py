@@ -115,14 +115,9 @@ def test_grading_odd_prefix_pyproject_addopts_loads_a_candidate_plugin(toy_task,
     assert result.fail_to_pass[ADD_TEST] is not TestStatus.PASSED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: candidate.unquote_git_path (99a1bdf) takes any '\\[0-3]' + three isdigit() characters for an "
-    "octal escape: int('189', 8) raises ValueError, and an escaped non-Latin-1 character makes bytearray.append "
-    "raise; filter_candidate does not catch either, so grade() raises instead of returning an outcome",
-)
 def test_grading_malformed_quoted_path_is_an_outcome_not_a_crash(toy_task, toy_runtime):
-    """Header names with escapes git would reject (\\189 is no octal byte, \\u20ac no escape at all)."""
+    """Was a hole at 99a1bdf: header names with escapes git would reject (\\189 is no octal byte,
+    \\u20ac no escape at all) made grade() raise instead of returning an outcome."""
     for name in ('"x\\189.py"', '"x\\\u20ac.py"', '"x\\"', '"\\0"'):
         patch = toy_task.patch + _new_file(name, "x = 1\n")
         result = grade(toy_task, patch, runtime=toy_runtime)  # the attack: this raised

@@ -71,9 +71,12 @@ def filter_candidate(patch: str, test_patch_paths: list[str], pristine_text: dic
         bad = next((p for p in paths if _unsafe(p)), None)
         if bad is not None:
             return FilteredPatch("", (), rejected=f"unsafe path {bad!r} (absolute, '..' or .git)")
-        reason = _ignore_reason(patched, paths, protected, pristine_text)
+        label = _label(patched)
+        # The user's name for the file is checked first, so it is the one reported when it is to blame.
+        ordered = [label, *(p for p in paths if p != label)]
+        culprit, reason = _ignore_reason(patched, ordered, protected, pristine_text)
         if reason:
-            ignored.append(f"{paths[-1]} ({reason})")
+            ignored.append(f"{culprit} ({reason})")
         else:
             kept.append(str(patched))
     text = "".join(kept)
@@ -84,52 +87,68 @@ def filter_candidate(patch: str, test_patch_paths: list[str], pristine_text: dic
 
 def _paths(patched: PatchedFile) -> list[str]:
     """Every path git or patch(1) could take from this file's section: the ---/+++ names, the
-    `diff --git` names, and rename/copy headers, each unquoted the way git unquotes them."""
-    names = [patched.source_file, patched.target_file]
+    `diff --git` names, and rename/copy/Index headers, unquoted the way git unquotes them, with
+    and without their first component (`-p1` strips whatever it is, not only a/ and b/)."""
+    prefixed = [patched.source_file, patched.target_file]
+    bare: list[str] = []
     for line in patched.patch_info or ():
         text = str(line).rstrip("\n")
         if text.startswith("diff --git "):
-            names += _HEADER_TOKEN.findall(text[len("diff --git ") :])
-        for prefix in ("rename from ", "rename to ", "copy from ", "copy to ", "--- ", "+++ ", "Index: "):
+            prefixed += _HEADER_TOKEN.findall(text[len("diff --git ") :])
+        for prefix in ("--- ", "+++ "):
             if text.startswith(prefix):
-                names.append(text[len(prefix) :].split("\t")[0])
+                prefixed.append(text[len(prefix) :].split("\t")[0])
+        for prefix in ("rename from ", "rename to ", "copy from ", "copy to ", "Index: "):
+            if text.startswith(prefix):
+                bare.append(text[len(prefix) :])
     paths: list[str] = []
-    for name in names:
-        if not name:
+    for name, strip in [(n, True) for n in prefixed] + [(n, False) for n in bare]:
+        path = unquote_git_path(name) if name else ""
+        if not path or path == "/dev/null":
             continue
-        path = unquote_git_path(name)
-        if path == "/dev/null":
-            continue
-        path = path[2:] if path[:2] in ("a/", "b/") else path
-        if path not in paths:
-            paths.append(path)
+        variants = [path.split("/", 1)[1], path] if strip and "/" in path else [path]
+        for variant in variants:
+            if variant not in paths:
+                paths.append(variant)
     return paths or [patched.path]
+
+
+def _label(patched: PatchedFile) -> str:
+    """The path a user would name this file by: the target (the source for a deletion), unquoted, -p1."""
+    name = patched.target_file if patched.target_file not in ("", "/dev/null") else patched.source_file
+    path = unquote_git_path(name or patched.path)
+    return path.split("/", 1)[1] if "/" in path and path[:2] in ("a/", "b/") else path
 
 
 _HEADER_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\S+')
 _C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+_OCTAL = re.compile(r"[0-3][0-7]{2}")
 
 
 def unquote_git_path(name: str) -> str:
     r"""A path as git reads it from a header: C-quoted names ("...", with \ooo octal bytes) unquoted.
+    An escape git would not write leaves a marker that the unsafe-path rule refuses.
 
     >>> unquote_git_path('"b/\\056git/config"'), unquote_git_path('"a/con\\"f.py"'), unquote_git_path("b/x.py")
     ('b/.git/config', 'a/con"f.py', 'b/x.py')
+    >>> unquote_git_path('"x\\189.py"')
+    '..bad-escape..'
     """
     if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
         return name
     body, out, i = name[1:-1], bytearray(), 0
     while i < len(body):
         char = body[i]
-        if char == "\\" and i + 1 < len(body):
-            nxt = body[i + 1]
-            if nxt in "0123" and i + 3 < len(body) + 1 and body[i + 1 : i + 4].isdigit():
-                out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
+        if char == "\\":
+            if _OCTAL.fullmatch(body[i + 1 : i + 4]):
+                out.append(int(body[i + 1 : i + 4], 8))
                 i += 4
                 continue
-            out.append(_C_ESCAPES.get(nxt, ord(nxt)))
-            i += 2
-            continue
+            if i + 1 < len(body) and body[i + 1] in _C_ESCAPES:
+                out.append(_C_ESCAPES[body[i + 1]])
+                i += 2
+                continue
+            return "..bad-escape.."  # contains '..' on purpose: _unsafe refuses the whole patch
         out += char.encode("utf-8", "surrogateescape")
         i += 1
     return out.decode("utf-8", "surrogateescape")
@@ -146,20 +165,21 @@ def is_test_path(path: str) -> bool:
 
 def _ignore_reason(
     patched: PatchedFile, paths: list[str], protected: set[str], pristine: dict[str, str]
-) -> str:
+) -> tuple[str, str]:
+    """(the path to blame, why) for the first protected path, or ('', '')."""
     for path in paths:
         name = PurePosixPath(path).name
         if path in protected:
-            return "overwritten by the test patch"
+            return path, "overwritten by the test patch"
         if name in _ALWAYS_CONFIG:
-            return "test configuration"
+            return path, "test configuration"
         if is_test_path(path):
-            return "test file"
+            return path, "test file"
         if name in _SECTION_CONFIG and _touches_section(
             patched, _SECTION_CONFIG[name], pristine.get(path, "")
         ):
-            return "test configuration section"
-    return ""
+            return path, "test configuration section"
+    return "", ""
 
 
 def _touches_section(patched: PatchedFile, header: re.Pattern[str], original: str) -> bool:

@@ -24,9 +24,9 @@ from repogym.sandbox.runtime import Episode, TaskRuntime
 from repogym.task import Task
 
 _CONFIG_FILES = ("setup.cfg", "tox.ini", "pyproject.toml")
+# --3way is not among them: grading episodes see .git read-only, and a three-way merge writes the index.
 _APPLY_STRATEGIES = (
     ("git apply", "git apply --whitespace=nowarn {patch}"),
-    ("git apply --3way", "git apply --3way --whitespace=nowarn {patch}"),
     ("patch --fuzz=3", "patch --batch --forward -p1 --fuzz=3 --no-backup-if-mismatch -i {patch}"),
 )
 _COMPILE_SCRIPT = (
@@ -195,8 +195,7 @@ def _apply(
         result = episode.run(template.format(patch=path))
         if result.ok:
             return label, ""
-        failures.append(f"{label}: {_tail(result)}")
-        episode.run("git checkout -q -- . 2>/dev/null; git clean -fdq -e .git >/dev/null 2>&1; true")
+        failures.append(f"{label}: {_tail(result)}")  # git apply is atomic: nothing to undo before the next
     return "", "; ".join(failures)
 
 
