@@ -108,13 +108,9 @@ def test_other_episode_files_are_invisible(toy_runtime):
         assert first.run("cat /tmp/m").output.strip() == marker
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE (documented in bwrap.py since e556d02): every jail runs as the one SANDBOX_UID and keyrings "
-    "are per uid, not per namespace: a key added to the user keyring (add_key) outlives the episode and is "
-    "read by later or concurrent ones, e.g. grading code under test stashing hidden tests for an agent",
-)
 def test_user_keyring_is_not_shared_between_episodes(toy_runtime):
+    """Was a hole at e556d02: every jail runs as one uid and keyrings are per uid, so a key added in one
+    episode was read in the next. Closed by the seccomp filter in sandbox/seccomp.py."""
     name = f"repogym-{uuid.uuid4().hex[:12]}"
     script = (
         "import ctypes, sys\n"

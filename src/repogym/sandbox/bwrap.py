@@ -16,6 +16,8 @@ Guarantees (each has a hostile test in tests/sandbox/test_hostile_*.py):
   wall time, output volume. Hitting the wall or output limit kills the whole
   tree: the command runs in its own PID namespace, which dies with its init.
 - Death with the parent: if repogym dies, bwrap gets SIGKILL and takes the tree.
+- No kernel keyring: a seccomp filter (seccomp.py) refuses add_key, request_key
+  and keyctl, so episodes, which share one uid, cannot pass keys to each other.
 
 Not guaranteed:
 - Kernel exploits or bubblewrap bugs; this is namespaces, not a VM.
@@ -26,8 +28,9 @@ Not guaranteed:
 - Without root, the process limit counts all processes of the invoking user,
   and the workspace is a copy (slower resets); repogym says so in a warning.
 - Separation between sandboxes running at once: they share one unprivileged
-  uid, so they share its process limit (RLIMIT_NPROC) and its kernel keyring;
-  a jail can see the host paths of its own mounts in /proc/self/mountinfo.
+  uid, so they share its process limit (RLIMIT_NPROC); a jail can see the host
+  paths of its own mounts in /proc/self/mountinfo. On a machine other than
+  x86_64 or aarch64 there is no seccomp filter, so no keyring rule either.
   (tests/sandbox/test_hostile_extra.py keeps each of these as a visible xfail.)
 - Honest test reports from code that wants to lie: tests run in the same process
   as the report plugin, so code under test can rewrite or forge the report (the
@@ -46,6 +49,7 @@ from pathlib import Path
 from repogym.errors import SandboxError
 from repogym.sandbox.base import HOME_DIR, REPO_DIR, TMP_DIR, VENV_DIR, ExecResult, Limits, Mounts
 from repogym.sandbox.process import run_process
+from repogym.sandbox.seccomp import filter_path
 
 #: The unprivileged uid/gid commands run as when repogym is root (not in /etc/passwd on purpose).
 SANDBOX_UID = int(os.environ.get("REPOGYM_SANDBOX_UID", "61000"))
@@ -111,7 +115,17 @@ class BwrapSandbox:
         env: dict[str, str] | None = None,
     ) -> ExecResult:
         argv = self._argv(command, mounts, limits, cwd, env or {})
-        return run_process(argv, limits, env=_outer_env())
+        program = filter_path()
+        if program is None:
+            return run_process(argv, limits, env=_outer_env())
+        # bwrap reads the seccomp program from an inherited descriptor when it starts.
+        fd = os.open(program, os.O_RDONLY)
+        try:
+            at = argv.index("--die-with-parent")
+            argv[at:at] = ["--seccomp", str(fd)]
+            return run_process(argv, limits, env=_outer_env(), pass_fds=(fd,))
+        finally:
+            os.close(fd)
 
     # -- argv construction ----------------------------------------------------------------------
 

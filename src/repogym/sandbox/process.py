@@ -54,6 +54,7 @@ def run_process(
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     preexec_fn: Callable[[], None] | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> ExecResult:
     """Run `argv` in its own process group; kill the group on timeout or runaway output."""
     started = time.monotonic()
@@ -70,6 +71,7 @@ def run_process(
         preexec_fn=preexec_fn,  # only the local backend sets one (its rlimits)
         start_new_session=True,
         close_fds=True,
+        pass_fds=tuple(pass_fds),
     )
     buffer = _CappedBuffer(limits.output_bytes)
     reason = ExitReason.EXITED
