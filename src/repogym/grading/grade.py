@@ -10,12 +10,15 @@ Python files -> run FAIL_TO_PASS and PASS_TO_PASS (TIMEOUT, TESTS_DID_NOT_RUN)
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import time
 from pathlib import Path, PurePosixPath
 
 from repogym.errors import EnvBuildError, RepogymError, RepoSourceError
 from repogym.grading.candidate import filter_candidate
 from repogym.grading.parsers import TestRun, get_parser
+from repogym.grading.parsers.common import shell_join
 from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, TestReport, resolved_status
 from repogym.patches import changed_paths, parse_patch
 from repogym.sandbox.base import OUT_DIR, ExecResult, Limits, Sandbox, read_jail_file
@@ -68,7 +71,7 @@ def grade(
     with runtime.episode(readonly_git=True) as episode:
         result = grade_in_episode(task, patch, episode, log_dir=log_dir)
     timings = {**runtime.timings, **result.timings, "total_s": time.perf_counter() - started}
-    return _replace(result, timings=timings)
+    return dataclasses.replace(result, timings=timings)
 
 
 def grade_in_episode(
@@ -217,18 +220,12 @@ def _compile_errors(episode: Episode, patch: str) -> tuple[str, ...]:
     if not paths:
         return ()
     script = episode.put_file("compile_check.py", _COMPILE_SCRIPT)
-    import shlex
-
     out = f"{OUT_DIR}/compile_check.py"
     # -I -S: no site, no user paths, no PYTHON* variables: nothing of the candidate runs before compile().
-    result = episode.run(
-        f"cp {script} {out} && python -I -S {out} " + " ".join(shlex.quote(p) for p in paths)
-    )
+    result = episode.run(f"cp {script} {out} && python -I -S {out} " + shell_join(paths))
     report = read_jail_file(episode.layer.out / "compile_check.py.out")
     if not result.ok or report is None:
         return (f"compile check did not run: {_tail(result)}",)
-    import json
-
     try:
         errors = json.loads(report)
     except json.JSONDecodeError:
@@ -264,9 +261,3 @@ def _result(task: Task, outcome: Outcome, detail: str, ignored: tuple[str, ...] 
         ignored_paths=ignored,
         detail=detail,
     )
-
-
-def _replace(result: GradeResult, **changes: object) -> GradeResult:
-    import dataclasses
-
-    return dataclasses.replace(result, **changes)  # type: ignore[arg-type]

@@ -8,7 +8,6 @@ is what grading, validation and the gym all stand on.
 from __future__ import annotations
 
 import os
-import shlex
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -192,7 +191,3 @@ class Episode:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def shell_join(parts: list[str]) -> str:
-    return " ".join(shlex.quote(p) for p in parts)

@@ -201,3 +201,13 @@ def judge_exit(
     if code not in (0, 1):
         return untrusted(run, f"unexpected {tool} exit code {code}", seen)
     return trusted(run, statuses, durations, collected=ran_tests)
+
+
+def report_command(plugin_mount: str, report_file: str, run: str) -> str:
+    """`run` with the plugin folder on PYTHONPATH and the report path exported; a stale report is removed first.
+
+    >>> report_command("/opt/p", "/out/r.jsonl", "python -m pytest")  # doctest: +ELLIPSIS
+    'rm -f /out/r.jsonl; ...; export REPOGYM_REPORT_FILE=/out/r.jsonl; python -m pytest'
+    """
+    report = shlex.quote(report_file)
+    return f"rm -f {report}; {export_plugin_path(plugin_mount)}; export {REPORT_ENV}={report}; {run}"

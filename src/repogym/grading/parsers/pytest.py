@@ -37,20 +37,18 @@ Not guaranteed:
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repogym.grading.parsers.common import (
-    REPORT_ENV,
     SANDBOX_PLUGIN_DIR,
-    export_plugin_path,
     interrupted,
     jsonl_problem,
     judge_exit,
     read_jsonl,
+    report_command,
     shell_join,
     trusted,
     untrusted,
@@ -81,9 +79,8 @@ class PytestParser:
     """Where `plugin_dir` is seen by the command (the host folder itself for a sandbox without bind mounts)."""
 
     def command(self, test_cmd: str, test_ids: Sequence[str], report_file: str) -> str:
-        report = shlex.quote(report_file)
         run = with_args(test_cmd or DEFAULT_TEST_CMD, "-p repogym_report " + shell_join(test_ids))
-        return f"rm -f {report}; {export_plugin_path(self.plugin_mount)}; export {REPORT_ENV}={report}; {run}"
+        return report_command(self.plugin_mount, report_file, run)
 
     def parse(self, run: TestRun) -> TestReport:
         if run.report_text is None:

@@ -25,20 +25,18 @@ Not guaranteed:
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repogym.grading.parsers.common import (
-    REPORT_ENV,
     SANDBOX_PLUGIN_DIR,
-    export_plugin_path,
     interrupted,
     jsonl_problem,
     judge_exit,
     read_jsonl,
+    report_command,
     shell_join,
     untrusted,
     with_args,
@@ -91,9 +89,8 @@ class UnittestParser:
     def command(self, test_cmd: str, test_ids: Sequence[str], report_file: str) -> str:
         """A ``test_cmd`` using ``python -m unittest`` is run with ``-m repogym_unittest`` instead; any other
         command must run the runner itself, or it leaves no report and the run is not trusted."""
-        report = shlex.quote(report_file)
         run = with_args(runner_command(test_cmd), shell_join(test_ids))
-        return f"rm -f {report}; {export_plugin_path(self.plugin_mount)}; export {REPORT_ENV}={report}; {run}"
+        return report_command(self.plugin_mount, report_file, run)
 
     def parse(self, run: TestRun) -> TestReport:
         if run.report_text is None:
