@@ -21,9 +21,9 @@ from repogym.grading.parsers import TestRun, get_parser
 from repogym.grading.parsers.common import shell_join
 from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, TestReport, resolved_status
 from repogym.patches import changed_paths, parse_patch
-from repogym.sandbox.base import OUT_DIR, ExecResult, Limits, Sandbox, read_jail_file
+from repogym.sandbox.base import OUT_DIR, ExecResult, Limits, Sandbox, plugin_binds, read_jail_file
 from repogym.sandbox.cache import cache_dir
-from repogym.sandbox.runtime import Episode, TaskRuntime
+from repogym.sandbox.runtime import Episode, TaskRuntime, reinstall_if_packaging_changed
 from repogym.task import Task
 
 _CONFIG_FILES = ("setup.cfg", "tox.ini", "pyproject.toml")
@@ -96,6 +96,7 @@ def grade_in_episode(
         if landed:
             detail = f"applying the patch changed paths a candidate may not change: {landed}"
             return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
+        reinstall_if_packaging_changed(episode, filtered.patch)  # as SWE-bench re-runs the install step
     if task.test_patch.strip():
         ok, failure = _apply(episode, task.test_patch, "test.patch", strategies=_APPLY_STRATEGIES[:1])
         if not ok:
@@ -148,7 +149,7 @@ def run_directives(task: Task, episode: Episode, directives: list[str], log_path
     parser = get_parser(task.env.log_parser)
     report_name = f"report-{time.monotonic_ns()}.jsonl"
     command = parser.command(task.env.test_cmd, directives, f"{OUT_DIR}/{report_name}")
-    result = episode.run(command)
+    result = episode.run(command, binds=plugin_binds(parser.plugin_dir))
     report_text = read_jail_file(episode.layer.out / report_name)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_text(
