@@ -52,6 +52,8 @@ def test_setuptools_scm_version_file_reaches_each_commits_episodes(git_repo):
     at_first = TaskRuntime.create(task.replace(base_commit=first)).prepare()  # builds the environment
     at_second = TaskRuntime.create(task).prepare()  # reuses it, runs the install step at its own commit
     assert at_first.env.key == at_second.env.key and at_second.env.build_s == 0
+    # Each commit's version lives in the venv's metadata too: the second commit has a venv layer.
+    assert len(at_second.commit_layers().venv) == 2
     for runtime, commit in ((at_first, first), (at_second, second)):
         with runtime.episode() as episode:
             version = episode.run("python -c 'import scmpkg; print(scmpkg.version)'").output.strip()
@@ -102,6 +104,20 @@ def test_patch_to_setup_py_is_installed_before_the_tests(hello_task):
         grade(hello_task, hello_task.extra["code_only_patch"], runtime=runtime).outcome is Outcome.UNRESOLVED
     )
     assert not grade(hello_task, "", runtime=runtime).resolved
+
+
+@pytest.mark.slow
+def test_an_install_that_leaves_the_venv_as_it_was_adds_no_venv_layer(hello_repo):
+    repo, base = hello_repo
+    second = repo.commit({"README.md": "hello\n"}, "readme")  # a static version: the same venv metadata
+    try:
+        runtime = TaskRuntime.create(repo.task("local__hello-static", second)).prepare()
+        layers = runtime.commit_layers()
+        assert layers.venv == (runtime.env.venv,) and len(layers.repo) == 2
+        with runtime.episode() as episode:
+            assert episode.run("python -c 'import hello; print(hello.greet())'").output.strip() == "hi"
+    finally:
+        repo.git("reset", "-q", "--hard", base)
 
 
 @pytest.mark.slow
