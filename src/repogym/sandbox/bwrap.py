@@ -45,6 +45,7 @@ Not guaranteed:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -62,8 +63,8 @@ SANDBOX_UID = int(os.environ.get("REPOGYM_SANDBOX_UID", "61000"))
 
 #: RLIMIT_NPROC under a pids cgroup: this many commands' worth of processes for the shared sandbox uid.
 _NPROC_BACKSTOP = 64
-#: Run by the launcher shell: join the command's cgroup ($1, may be empty), mount each overlay (pairs of
-#: options and mount point up to "--"), then become the jail.
+#: Run by the launcher shell: join the command's cgroup ($1; empty where it was born there or has none),
+#: mount each overlay (pairs of options and mount point up to "--"), then become the jail.
 _LAUNCHER = (
     'if [ -n "$1" ]; then echo $$ > "$1/cgroup.procs" || exit 125; fi; shift; '
     'while [ "$1" != "--" ]; do mount -t overlay overlay -o "$1" "$2" || exit 125; shift 2; done; shift; '
@@ -130,23 +131,21 @@ class BwrapSandbox:
         cwd: str = REPO_DIR,
         env: dict[str, str] | None = None,
     ) -> ExecResult:
-        cgroup = cgroups.create(limits.processes) if is_root() else None
-        try:
-            argv = self._argv(command, mounts, limits, cwd, env or {}, cgroup)
+        with cgroups.lease(limits.processes) if is_root() else contextlib.nullcontext() as slot:
+            join = slot.path if slot is not None and not slot.threaded else None
+            argv = self._argv(command, mounts, limits, cwd, env or {}, slot is not None, join)
+            spawn = slot.spawn if slot is not None else None
             program = filter_path()
             if program is None:
-                return run_process(argv, limits, env=_outer_env())
+                return run_process(argv, limits, env=_outer_env(), spawn=spawn)
             # bwrap reads the seccomp program from an inherited descriptor when it starts.
             fd = os.open(program, os.O_RDONLY)
             try:
                 at = argv.index("--die-with-parent")
                 argv[at:at] = ["--seccomp", str(fd)]
-                return run_process(argv, limits, env=_outer_env(), pass_fds=(fd,))
+                return run_process(argv, limits, env=_outer_env(), pass_fds=(fd,), spawn=spawn)
             finally:
                 os.close(fd)
-        finally:
-            if cgroup is not None:
-                cgroups.remove(cgroup)
 
     # -- argv construction ----------------------------------------------------------------------
 
@@ -157,11 +156,13 @@ class BwrapSandbox:
         limits: Limits,
         cwd: str,
         env: dict[str, str],
-        cgroup: Path | None = None,
+        in_cgroup: bool = False,
+        join: Path | None = None,
     ) -> list[str]:
+        """`in_cgroup`: the command runs in a pids cgroup of its own (born there, or joining `join`)."""
         # With a pids cgroup per command, RLIMIT_NPROC (shared by every jail: one uid) is only a
         # machine-wide backstop; without one it is the limit itself.
-        nproc = limits.processes * _NPROC_BACKSTOP if cgroup is not None else limits.processes
+        nproc = limits.processes * _NPROC_BACKSTOP if in_cgroup else limits.processes
         prlimit = [
             "prlimit",
             f"--nproc={nproc}",
@@ -190,12 +191,12 @@ class BwrapSandbox:
         ]
         jail = [*self._bwrap_args(mounts, limits, cwd, env), "--", *drop, *prlimit, *shell]
         overlays = [spec for spec in (mounts.overlay, mounts.venv_overlay) if spec is not None]
-        if not overlays and cgroup is None:
+        if not overlays and join is None:
             return jail
         mounting: list[str] = []
         for spec in overlays:
             mounting += [spec.options(), str(spec.merged)]
-        launcher = ["/bin/sh", "-c", _LAUNCHER, "repogym-launch", str(cgroup or ""), *mounting, "--", *jail]
+        launcher = ["/bin/sh", "-c", _LAUNCHER, "repogym-launch", str(join or ""), *mounting, "--", *jail]
         if not overlays:
             return launcher
         # The overlays are mounted in a private mount namespace that lives exactly as long as the command:

@@ -1,8 +1,10 @@
 """A task's runtime: its mirror, pristine checkout and environment, and the episodes run over them.
 
 `TaskRuntime.prepare()` does the once-per-task work (mirror, checkout, env
-build); `TaskRuntime.episode()` hands out cheap episodes that share it. This
-is what grading, validation and the gym all stand on.
+build, the install layers of the env at the task's commit); `TaskRuntime.episode()`
+hands out cheap episodes that share it. This is what grading, validation and
+the gym all stand on. The sandbox knows nothing of tests: whoever runs a test
+runner passes its plugin folder in (`Episode.run(binds=...)`).
 """
 
 from __future__ import annotations
@@ -214,7 +216,8 @@ class Episode:
         return f"{IN_DIR}/{name}"
 
     def diff(self, limits: Limits | None = None, include_ignored: bool = False) -> tuple[str, ExecResult]:
-        """The episode's changes as a binary-safe git diff against the base commit.
+        """The episode's changes as a binary-safe git diff against the base commit as installed (what
+        the environment's install step generated in the repo is not a change of the episode).
 
         Git runs with the pristine `.git` (read-only) and a scratch index and object store, so
         whatever the episode did to its own `.git` cannot change what is reported.
