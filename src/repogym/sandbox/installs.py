@@ -6,9 +6,12 @@ the repo's own install step writes is per commit: setuptools_scm's generated
 venv the editable install's metadata (its version, its module map). So per
 (environment, commit) the step runs once, in the build jail, in an overlay
 over that commit's checkout and over the shared venv, and the upper layers are
-kept: every episode of that commit stacks them, read-only, between the
-checkout (the venv) and its own writable layer. The commit an environment was
-built at reuses the build's own layer and pays for no second install. Without
+kept: every episode of that commit stacks the repo's, read-only, between the
+checkout and its own writable layer. The venv's is dropped when it only
+rewrote what the shared venv holds (a static version), else flattened into a
+tree of hard links (shared venv + upper), bound as one folder: no overlay, no
+extra cost per command. The commit an environment was built at reuses the
+build's own layer and pays for no second install. Without
 overlayfs (not root, or REPOGYM_NO_OVERLAY=1) the layers are full copies of
 the checkout and the venv: correct, heavier on disk and time.
 
@@ -40,6 +43,7 @@ from repogym.sandbox.envbuild import (
     repo_install_script,
     run_build_step,
 )
+from repogym.sandbox.overlaytrees import flatten, only_rewrites
 from repogym.sandbox.workspace import MIRROR_OBJECTS, PRISTINE_GIT, checkout_mirror
 from repogym.task import Task
 
@@ -99,7 +103,10 @@ def _layers(folder: Path, pristine: Path, env: EnvHandle, overlay: bool, step: s
     repo, venv = folder / "repo", folder / "venv"
     if overlay:
         repo_lowers = (repo, pristine) if _has_entries(repo) else (pristine,)
-        venv_lowers = (venv, env.venv) if _has_entries(venv) else (env.venv,)
+        if (folder / "venv-tree").is_dir():
+            venv_lowers: tuple[Path, ...] = (folder / "venv-tree",)
+        else:
+            venv_lowers = (venv, env.venv) if _has_entries(venv) else (env.venv,)
     else:
         repo_lowers = (repo,)
         venv_lowers = (venv,) if venv.is_dir() else (env.venv,)
@@ -155,91 +162,14 @@ def _install(
         run_build_step(sandbox, task, step, mounts, log, f"install step at {pristine.name}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    if overlay and _only_rewrites(venv, env.venv):
+    if overlay and only_rewrites(venv, env.venv):
         # The step rewrote the venv's files with what they already held (a static version, the same
         # module map): episodes of this commit then bind the shared venv as it is, with no extra mount.
         shutil.rmtree(venv)
         venv.mkdir()
-
-
-def _only_rewrites(upper: Path, lower: Path) -> bool:
-    """Whether an overlay upper holds nothing the lower does not: no whiteouts, every file byte-identical
-    to the lower's, opaque folders only where the lower's holds nothing more. Left out: bytecode (a .pyc
-    is checked against its own source's mtime, so the lower's pairs stay consistent) and uv's
-    uv_cache.json (a build timestamp uv reads to decide whether to rebuild), with their RECORD lines."""
-    for root, dirs, files in os.walk(upper):
-        relative = Path(root).relative_to(upper)
-        for name in dirs:
-            path, twin = Path(root, name), lower / relative / name
-            if not twin.is_dir() or path.is_symlink():
-                return False
-            attributes = _overlay_attributes(path)
-            # An opaque folder (removed and made again, as an uninstall and install do) hides the lower's:
-            # harmless to drop when the lower holds nothing the upper does not.
-            if attributes - {"opaque"} or ("opaque" in attributes and not _covers(path, twin)):
-                return False
-        for name in files:
-            path, twin = Path(root, name), lower / relative / name
-            if _volatile(str(relative / name)):
-                continue
-            if path.is_symlink():
-                if not twin.is_symlink() or os.readlink(path) != os.readlink(twin):
-                    return False
-            elif not path.is_file() or _overlay_attributes(path) or _content(path) != _content(twin):
-                return False  # a whiteout (a character device), a metacopy, or new content
-    return True
-
-
-def _volatile(relative: str) -> bool:
-    """Files that differ between two installs of the same thing.
-
-    >>> _volatile("lib/python3.11/site-packages/__pycache__/x.cpython-311.pyc")
-    True
-    >>> _volatile("lib/python3.11/site-packages/hello-1.0.dist-info/uv_cache.json")
-    True
-    """
-    return relative.endswith(".pyc") or relative.endswith(".dist-info/uv_cache.json")
-
-
-def _content(path: Path) -> bytes | None:
-    """A file's bytes (a RECORD without the lines of volatile files); None when it cannot be read."""
-    try:
-        if not path.is_file() or path.is_symlink():
-            return None
-        data = path.read_bytes()
-    except OSError:
-        return None
-    if path.name == "RECORD" and path.parent.name.endswith(".dist-info"):
-        lines = data.splitlines()
-        data = b"\n".join(
-            line for line in lines if not _volatile(line.split(b",", 1)[0].decode(errors="replace"))
-        )
-    return data
-
-
-#: overlayfs attributes that change what a merged view shows (origin / impure only speed up lookups).
-_VIEW_ATTRIBUTES = frozenset({"opaque", "redirect", "metacopy", "whiteout", "whiteouts"})
-
-
-def _overlay_attributes(path: Path) -> set[str]:
-    try:
-        names = os.listxattr(path, follow_symlinks=False)
-    except OSError:
-        return set()
-    return {name.rsplit(".", 1)[-1] for name in names if ".overlay." in name} & _VIEW_ATTRIBUTES
-
-
-def _covers(upper: Path, lower: Path) -> bool:
-    """Every entry of `lower` (bytecode and uv_cache.json aside) is in `upper` too, folders recursively."""
-    for entry in os.scandir(lower):
-        twin = upper / entry.name
-        if _volatile(entry.path):
-            continue
-        if not (twin.exists() or twin.is_symlink()):
-            return False
-        if entry.is_dir(follow_symlinks=False) and not _covers(twin, Path(entry.path)):
-            return False
-    return True
+    elif overlay and flatten(venv, env.venv, folder / "venv-tree"):
+        shutil.rmtree(venv)  # its files live on as links in the tree
+        venv.mkdir()
 
 
 def _make_baseline(sandbox: Sandbox, env: EnvHandle, pristine: Path, folder: Path, overlay: bool) -> None:
