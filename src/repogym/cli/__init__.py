@@ -22,6 +22,7 @@ from repogym.cli import (
     samples_cmd,
     scrub_cmd,
     tasks_cmd,
+    train_cmd,
     validate_cmd,
 )
 from repogym.cli.common import console, print_error
@@ -51,6 +52,7 @@ for _stage in (
     grade_cmd,
     env_cmd,
     rollout_cmd,
+    train_cmd,
 ):
     _stage.register(app)
 
