@@ -13,6 +13,7 @@ import typer
 
 from repogym import __version__
 from repogym.cli import (
+    cache_cmd,
     config_cmd,
     env_cmd,
     grade_cmd,
@@ -53,6 +54,7 @@ for _stage in (
     env_cmd,
     rollout_cmd,
     train_cmd,
+    cache_cmd,
 ):
     _stage.register(app)
 
