@@ -15,9 +15,11 @@ from repogym import __version__
 from repogym.cli import (
     config_cmd,
     env_cmd,
+    eval_cmd,
     grade_cmd,
     mine_cmd,
     quickstart_cmd,
+    report_cmd,
     rollout_cmd,
     samples_cmd,
     scrub_cmd,
@@ -53,6 +55,8 @@ for _stage in (
     env_cmd,
     rollout_cmd,
     train_cmd,
+    eval_cmd,
+    report_cmd,
 ):
     _stage.register(app)
 
