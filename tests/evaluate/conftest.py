@@ -91,11 +91,26 @@ def report_inputs(tmp_path_factory: pytest.TempPathFactory, eval_world: EvalWorl
     work = tmp_path_factory.mktemp("report-inputs")
     repo = generate_repo(work / "lib", seed=1, n_bug_fixes=2)
     mine = work / "mine"
-    mined = cli("mine", str(repo.path), "--out", str(mine / "candidates.jsonl"), "--funnel", str(mine / "mine.funnel.json"))
+    mined = cli(
+        "mine",
+        str(repo.path),
+        "--out",
+        str(mine / "candidates.jsonl"),
+        "--funnel",
+        str(mine / "mine.funnel.json"),
+    )
     assert mined.exit_code == 0, mined.output
     validated = work / "validate"
     validated.mkdir()
-    result = cli("validate", str(eval_world.tasks), "--out", str(validated / "tasks.jsonl"), "--runs", "1", "--no-scrub")
+    result = cli(
+        "validate",
+        str(eval_world.tasks),
+        "--out",
+        str(validated / "tasks.jsonl"),
+        "--runs",
+        "1",
+        "--no-scrub",
+    )
     assert result.exit_code == 0, result.output
     synth = work / "synth"
     synth.mkdir()

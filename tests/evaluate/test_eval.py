@@ -28,7 +28,11 @@ def test_summary_has_pass_at_1_and_pass_at_n_with_intervals(eval_world):
     assert sft["intervals"]["pass@1"] == [1.0, 1.0]
     low, high = baseline["intervals"]["pass@1"]
     assert low == 0.0 and high == 1.0  # two tasks, one solved: a resample can draw either twice
-    assert baseline["bootstrap"]["resamples"] == 200 and baseline["stage"] == "baseline" and baseline["split"] == "toy"
+    assert (
+        baseline["bootstrap"]["resamples"] == 200
+        and baseline["stage"] == "baseline"
+        and baseline["split"] == "toy"
+    )
     assert baseline["per_task"]["toy__calc-2"]["outcomes"] == ["UNRESOLVED", "UNRESOLVED"]
 
 
@@ -93,11 +97,15 @@ def test_compare_names_a_folder_that_is_not_an_eval(eval_world, tmp_path):
 
 def test_bad_arguments_exit_2_before_any_attempt(eval_world, tmp_path):
     out = tmp_path / "never"
-    bad_k = cli("eval", str(eval_world.tasks), "--policy", "scripted:gold", "-n", "2", "--k", "3", "--out", str(out))
+    bad_k = cli(
+        "eval", str(eval_world.tasks), "--policy", "scripted:gold", "-n", "2", "--k", "3", "--out", str(out)
+    )
     assert bad_k.exit_code == 2 and "--k 3" in bad_k.output
     bad_option = cli("eval", str(eval_world.tasks), "--policy", "scripted:gold", "--env-option", "observaton_chars=10",
                      "--out", str(out))  # fmt: skip
-    assert bad_option.exit_code == 2 and "observation_chars" in bad_option.output  # the close match is suggested
+    assert (
+        bad_option.exit_code == 2 and "observation_chars" in bad_option.output
+    )  # the close match is suggested
     assert not (out / "rollout").exists()
 
 

@@ -74,7 +74,11 @@ def test_eval_scores_break_down_by_group_with_intervals():
     def task(iid, c, repo, method, split=""):
         return TaskCounts(iid, 4, c, TaskGroups(repo, method, "patch 1-2 lines", split))
 
-    counts = [task("a", 4, "r1", "op_flip", "heldout"), task("b", 0, "r1", "mined"), task("c", 2, "r2", "op_flip")]
+    counts = [
+        task("a", 4, "r1", "op_flip", "heldout"),
+        task("b", 0, "r1", "mined"),
+        task("c", 2, "r2", "op_flip"),
+    ]
     scores = eval_scores(counts, [1, 2, 4], BootstrapSettings(resamples=200))
     assert scores["pass@1"] == pytest.approx((1 + 0 + 0.5) / 3)
     # c=2 of n=4 at k=2: 1 - C(2,2)/C(4,2) = 5/6

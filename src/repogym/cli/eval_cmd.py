@@ -53,26 +53,38 @@ def eval_command(
     k: list[int] = typer.Option([], "--k", help="Also report pass@K (repeatable; 1 <= K <= n)."),
     stage: str = typer.Option("", "--stage", help="Label for the report: baseline, sft, grpo, ..."),
     split: str = typer.Option("", "--split", help="Label of the task split, e.g. heldout-functions."),
-    mode: str = typer.Option("agent", "--mode", help="agent (tool calls) or agentless (one SEARCH/REPLACE answer)."),
+    mode: str = typer.Option(
+        "agent", "--mode", help="agent (tool calls) or agentless (one SEARCH/REPLACE answer)."
+    ),
     context: str = typer.Option(None, "--context", help="Agentless context option, e.g. window."),
     env_option: list[str] = typer.Option([], "--env-option", help="An env option KEY=VALUE (repeatable)."),
-    model_name: str = typer.Option("", "--model-name", help="model_name_or_path in predictions (default: the policy)."),
+    model_name: str = typer.Option(
+        "", "--model-name", help="model_name_or_path in predictions (default: the policy)."
+    ),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Attempts at once."),
     executor: str = typer.Option("local", "--executor", help="local (thread pool) or ray."),
-    base_url: str = typer.Option("", "--base-url", help="openai: the endpoint, e.g. http://127.0.0.1:8000/v1."),
-    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="openai: env var with the API key."),
+    base_url: str = typer.Option(
+        "", "--base-url", help="openai: the endpoint, e.g. http://127.0.0.1:8000/v1."
+    ),
+    api_key_env: str = typer.Option(
+        "OPENAI_API_KEY", "--api-key-env", help="openai: env var with the API key."
+    ),
     repos_dir: Path = typer.Option(None, "--repos-dir", help="Folder of owner__name clones for tasks."),
     instance: list[str] = typer.Option([], "--instance", "-i", help="Only this task (repeatable)."),
     max_steps: int = typer.Option(30, "--max-steps", help="Policy turns per attempt."),
     max_wall_s: float = typer.Option(1800.0, "--max-wall-s", help="Seconds per attempt."),
     reply_tokens: int = typer.Option(1024, "--reply-tokens", help="Longest reply, in tokens."),
-    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature (pass@k > 1 wants > 0)."),
+    temperature: float = typer.Option(
+        0.0, "--temperature", help="Sampling temperature (pass@k > 1 wants > 0)."
+    ),
     top_p: float = typer.Option(1.0, "--top-p", help="Nucleus sampling."),
     seed: int = typer.Option(None, "--seed", help="Sampling seed."),
     concurrency: int = typer.Option(8, "--concurrency", help="openai: requests in flight; hf: batch size."),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95% intervals."),
     bootstrap_seed: int = typer.Option(0, "--bootstrap-seed", help="Seed of the bootstrap."),
-    sandbox: str = typer.Option("bwrap", "--sandbox", callback=check_sandbox, help="bwrap or local (NO isolation)."),
+    sandbox: str = typer.Option(
+        "bwrap", "--sandbox", callback=check_sandbox, help="bwrap or local (NO isolation)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json instead of tables."),
 ) -> None:
     """Roll a policy out N times per task, then report pass@1 and pass@N with 95% bootstrap intervals,
@@ -145,7 +157,9 @@ def summary_table(summary: dict[str, Any]) -> Table:
     table.add_row("[bold]all[/]", str(summary["tasks"]), *(_cell(summary, name) for name in names))
     for group, labels in summary["breakdown"].items():
         for name_of_label, block in labels.items():
-            table.add_row(Text(f"{group}: {name_of_label}"), str(block["tasks"]), *(_cell(block, n) for n in names))
+            table.add_row(
+                Text(f"{group}: {name_of_label}"), str(block["tasks"]), *(_cell(block, n) for n in names)
+            )
     return table
 
 

@@ -18,7 +18,9 @@ def register(app: typer.Typer) -> None:
 
 @exits_on_error
 def report_command(
-    run_dirs: list[Path] = typer.Argument(..., help="Run folders: eval, training, rollout, mining/validation outputs."),
+    run_dirs: list[Path] = typer.Argument(
+        ..., help="Run folders: eval, training, rollout, mining/validation outputs."
+    ),
     out: Path = typer.Option(Path("report.html"), "--out", "-o", help="The HTML file to write."),
     max_attempts: int = typer.Option(
         100, "--max-attempts", help="Trajectories shown per rollout (first attempts of every task first)."

@@ -43,7 +43,7 @@ class BootstrapSettings:
 
 
 def bootstrap_interval(
-    values: Sequence[float], settings: BootstrapSettings = BootstrapSettings()
+    values: Sequence[float], settings: BootstrapSettings | None = None
 ) -> tuple[float, float]:
     """The percentile interval of the mean of `values` under resampling with replacement.
 
@@ -55,6 +55,7 @@ def bootstrap_interval(
     >>> 0.38 < low < 0.5 < high < 0.62
     True
     """
+    settings = settings or BootstrapSettings()
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         raise ConfigError("bootstrap: no values to resample")

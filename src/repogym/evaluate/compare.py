@@ -82,15 +82,22 @@ def load_summary(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConfigError(f"{given}: no {SUMMARY_FILE} here; is it a `repogym eval --out` folder?") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{file}: cannot read it as JSON ({exc})") from None
-    if not isinstance(data, dict) or data.get("kind") != SUMMARY_KIND or not isinstance(data.get("per_task"), dict):
-        raise ConfigError(f"{file}: not an eval summary (no kind: {SUMMARY_KIND!r} with per_task); run `repogym eval`")
+    if (
+        not isinstance(data, dict)
+        or data.get("kind") != SUMMARY_KIND
+        or not isinstance(data.get("per_task"), dict)
+    ):
+        raise ConfigError(
+            f"{file}: not an eval summary (no kind: {SUMMARY_KIND!r} with per_task); run `repogym eval`"
+        )
     return data
 
 
 def compare_runs(
-    a: str | os.PathLike[str], b: str | os.PathLike[str], settings: BootstrapSettings = BootstrapSettings()
+    a: str | os.PathLike[str], b: str | os.PathLike[str], settings: BootstrapSettings | None = None
 ) -> Comparison:
     """Paired per-task deltas of B over A, with a paired-bootstrap interval of their mean."""
+    settings = settings or BootstrapSettings()
     tasks_a, tasks_b = _rates(load_summary(a)), _rates(load_summary(b))
     common = sorted(set(tasks_a) & set(tasks_b))
     if not common:

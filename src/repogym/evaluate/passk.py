@@ -20,7 +20,9 @@ def _check(n: int, c: int, k: int) -> None:
     if not 0 <= c <= n:
         raise ConfigError(f"pass@k: resolved count c={c} must be between 0 and the attempts n={n}")
     if not 1 <= k <= n:
-        raise ConfigError(f"pass@{k}: k must be between 1 and the attempts per task n={n} (run with -n >= {k})")
+        raise ConfigError(
+            f"pass@{k}: k must be between 1 and the attempts per task n={n} (run with -n >= {k})"
+        )
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

@@ -101,5 +101,7 @@ def eval_scores(
         "ks": list(ks),
         "bootstrap": settings.to_dict(),
         "breakdown": breakdown,
-        "per_task": {task.instance_id: task.to_dict(ks) for task in sorted(counts, key=lambda t: t.instance_id)},
+        "per_task": {
+            task.instance_id: task.to_dict(ks) for task in sorted(counts, key=lambda t: t.instance_id)
+        },
     }

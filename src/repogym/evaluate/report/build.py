@@ -21,7 +21,14 @@ from typing import Any
 from repogym.errors import ConfigError
 from repogym.evaluate.report.collect import EvalRun, ReportInputs, collect
 from repogym.evaluate.report.funnels import funnel_view
-from repogym.evaluate.report.plots import Plot, before_after_plot, curve_plot, funnel_plot, slug, training_series
+from repogym.evaluate.report.plots import (
+    Plot,
+    before_after_plot,
+    curve_plot,
+    funnel_plot,
+    slug,
+    training_series,
+)
 from repogym.evaluate.report.trajectories import rollout_view
 from repogym.files import atomic_writer
 
@@ -146,10 +153,12 @@ def _before_after_section(inputs: ReportInputs, result: ReportResult) -> dict[st
 def _eval_details(run: EvalRun) -> dict[str, Any]:
     summary = run.summary
     ks = [f"pass@{k}" for k in summary.get("ks") or [1] if isinstance(k, int)]
-    rows = [{"group": "all", "tasks": summary.get("tasks", ""), "cells": [_interval_text(summary, k) for k in ks]}]
+    rows = [
+        {"group": "all", "tasks": summary.get("tasks", ""), "cells": [_interval_text(summary, k) for k in ks]}
+    ]
     breakdown = summary.get("breakdown") if isinstance(summary.get("breakdown"), dict) else {}
     for group, labels in breakdown.items():
-        for label, block in (labels.items() if isinstance(labels, dict) else []):
+        for label, block in labels.items() if isinstance(labels, dict) else []:
             if isinstance(block, dict):
                 rows.append({"group": f"{group}: {label}", "tasks": block.get("tasks", ""),
                              "cells": [_interval_text(block, k) for k in ks]})  # fmt: skip

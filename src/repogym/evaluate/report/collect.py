@@ -94,7 +94,9 @@ class ReportInputs:
 
         def rank(run: TrainingRun) -> int:
             words = re.split(r"[^a-z]+", run.label.lower())
-            return next((i for i, stage in enumerate(TRAINING_STAGES) if stage in words), len(TRAINING_STAGES))
+            return next(
+                (i for i, stage in enumerate(TRAINING_STAGES) if stage in words), len(TRAINING_STAGES)
+            )
 
         return sorted(self.trainings, key=rank)
 

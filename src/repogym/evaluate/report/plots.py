@@ -130,9 +130,9 @@ def before_after_plot(
             axes.bar(xs, heights, width * 0.9, yerr=[low_err, high_err], capsize=3, label=stage)
     axes.set_xticks(range(len(splits)), list(splits), fontsize=8)
     axes.set_ylabel("pass@1 (%)")
-    axes.set_ylim(0, 105)
+    axes.set_ylim(0, 118)  # headroom for the legend above full bars
     axes.set_title("resolve rate per split and stage (95% bootstrap interval)", fontsize=10)
-    axes.legend(fontsize=8)
+    axes.legend(fontsize=8, loc="upper center", ncol=min(len(stages), 5), frameon=False)
     axes.grid(axis="y", alpha=0.3)
     figure.tight_layout()
     return Plot("before-after.png", "resolve rate per split and stage", _png(figure))

@@ -8,6 +8,7 @@ attempts of every task first (then second attempts, ...), so a big run still sho
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,10 +97,8 @@ def _tool_calls(calls: Any) -> tuple[ToolCallView, ...]:
         function = call.get("function", call) if isinstance(call, dict) else {}
         arguments = function.get("arguments", "")
         if isinstance(arguments, str):
-            try:
+            with contextlib.suppress(ValueError):  # not JSON: shown as the model wrote it
                 arguments = json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
-            except ValueError:
-                pass
         else:
             arguments = json.dumps(arguments, indent=2, ensure_ascii=False)
         views.append(ToolCallView(str(function.get("name", "?")), clip(str(arguments))))
@@ -136,9 +135,11 @@ def attempt_view(row: dict[str, Any]) -> AttemptView:
     components = breakdown.get("components") if isinstance(breakdown.get("components"), dict) else {}
     messages = tuple(
         MessageView(
-            role=str(m.get("role", "?")), content=clip(_content(m.get("content"))),
-            tool_calls=_tool_calls(m.get("tool_calls")), name=str(m.get("name") or ""),
-        )  # fmt: skip
+            role=str(m.get("role", "?")),
+            content=clip(_content(m.get("content"))),
+            tool_calls=_tool_calls(m.get("tool_calls")),
+            name=str(m.get("name") or ""),
+        )
         for m in row.get("messages") or []
         if isinstance(m, dict)
     )
