@@ -15,6 +15,9 @@ from repogym.rollout.run import RolloutConfig
 
 from .conftest import cli
 
+# Real sandboxed rollouts (session fixtures shared by both modules): one xdist worker builds them once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("evaluate-run-folders")]
+
 
 def summary(folder):
     return json.loads((folder / "summary.json").read_text())

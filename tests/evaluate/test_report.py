@@ -16,6 +16,9 @@ from repogym.evaluate.report.plots import metric_family
 from . import chromium
 from .conftest import cli
 
+# Real sandboxed rollouts (session fixtures shared by both modules): one xdist worker builds them once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("evaluate-run-folders")]
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -160,3 +163,14 @@ def test_report_renders_in_headless_chromium_offline(report_page, tmp_path):
 def test_report_json_side_files_match_the_page(report_inputs, report_page):
     summary = json.loads((report_inputs[1] / "summary.json").read_text())
     assert f"{summary['pass@1']:.1%}" in report_page.read_text()
+
+
+def test_a_plain_rollout_folder_fills_the_viewer_and_the_rest_says_what_is_missing(eval_world, tmp_path):
+    out = tmp_path / "only-rollout.html"
+    result = cli("report", str(eval_world.sft / "rollout"), "--out", str(out), "--max-attempts", "3")
+    assert result.exit_code == 0, result.output
+    html = out.read_text()
+    assert html.count('<details class="attempt">') == 3 and "(3 of 4 attempt(s) shown)" in html
+    assert "toy__calc-1</b> attempt 0" in html and "toy__calc-2</b> attempt 0" in html  # first attempts first
+    for missing in ("No training run", "No eval folder", "No funnel file", "No per-task results"):
+        assert missing in html

@@ -31,6 +31,7 @@ class _DefaultRunGroup(TyperGroup):
 app = typer.Typer(
     cls=_DefaultRunGroup,
     help="Measure a policy: pass@1 / pass@k with bootstrap intervals, SWE-bench predictions and report.\n\n"
+    "`repogym eval TASKS ...` runs `repogym eval run TASKS ...` (see `repogym eval run --help`).\n\n"
     "Example: repogym eval tasks.jsonl --policy scripted:gold -n 4 --out runs/eval-gold\n\n"
     "Example: repogym eval compare runs/eval-baseline runs/eval-sft",
     no_args_is_help=True,
@@ -87,8 +88,9 @@ def eval_command(
     ),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json instead of tables."),
 ) -> None:
-    """Roll a policy out N times per task, then report pass@1 and pass@N with 95% bootstrap intervals,
-    overall and per repo, synth method, difficulty and split.
+    """Roll a policy out N times per task; report pass@1 and pass@N with 95% bootstrap intervals.
+
+    Scores are given overall and per repo, synth method, difficulty and split.
 
     DIR gets summary.json (keys include pass@1 and pass@N), rollout/ (the trajectories),
     predictions.jsonl (SWE-bench; each task's first attempt) and swebench_report.json (the shape

@@ -26,8 +26,10 @@ def report_command(
         100, "--max-attempts", help="Trajectories shown per rollout (first attempts of every task first)."
     ),
 ) -> None:
-    """Write one HTML page that opens offline: training curves, before/after resolve rate per split,
-    funnels, a per-task table and a trajectory viewer; plots also as PNG files in OUT-stem_plots/.
+    """Write one self-contained HTML page (opens offline) from run folders; plots also as PNGs beside it.
+
+    Sections: training curves, before/after resolve rate per split, funnels, a per-task table and a
+    trajectory viewer (messages, tool calls, the diff, test results). PNGs go to OUT-stem_plots/.
 
     What each RUN_DIR may hold (searched a few folders deep): an eval folder (summary.json from
     `repogym eval`, its stage and split label the before/after table), a training run's

@@ -133,20 +133,17 @@ def collect(run_dirs: list[Path]) -> ReportInputs:
 
 
 def _walk(root: Path, base: Path, inputs: ReportInputs, seen: set[Path]) -> None:
-    eval_rollouts: set[Path] = set()
     for folder, dirs, files in os.walk(root):
         here = Path(folder)
         depth = len(here.relative_to(root).parts)
         dirs[:] = sorted(d for d in dirs if not _SKIP_DIR.match(d)) if depth < MAX_DEPTH else []
         names = set(files)
         if SUMMARY_FILE in names:
-            run = _read_eval(here / SUMMARY_FILE, base, inputs, seen)
-            if run is not None:
-                eval_rollouts.add(run.rollout_dir.resolve())
+            _read_eval(here / SUMMARY_FILE, base, inputs, seen)
         if METRICS_FILE in names:
             _read_metrics(here / METRICS_FILE, base, inputs, seen)
         is_rollout = ".ledger" in names or any(_SHARD.match(name) for name in names)
-        if is_rollout and here.resolve() not in eval_rollouts and _first_time(here, seen):
+        if is_rollout and _first_time(here, seen):  # an eval's own rollout/ was marked seen with it
             inputs.rollouts.append(RolloutRun(here, _label(here, base)))
         for name in sorted(names):
             if _FUNNEL_NAME.search(name):
@@ -173,6 +170,7 @@ def _read_eval(path: Path, base: Path, inputs: ReportInputs, seen: set[Path]) ->
         return None
     label = " ".join(str(x) for x in (data.get("stage"), data.get("split")) if x) or _label(path.parent, base)
     run = EvalRun(path.parent, data, label)
+    seen.add(run.rollout_dir.resolve())  # its trajectories show under the eval, not as a second rollout
     inputs.evals.append(run)
     return run
 
