@@ -13,6 +13,7 @@ import typer
 
 from repogym import __version__
 from repogym.cli import (
+    cache_cmd,
     config_cmd,
     env_cmd,
     eval_cmd,
@@ -57,6 +58,7 @@ for _stage in (
     train_cmd,
     eval_cmd,
     report_cmd,
+    cache_cmd,
 ):
     _stage.register(app)
 
