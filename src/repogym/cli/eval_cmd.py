@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
 
-from repogym.cli.common import check_sandbox, console, exits_on_error, print_json, track
+from repogym.cli.common import check_sandbox, console, err_console, exits_on_error, print_json, track
 from repogym.errors import ConfigError
 
 
@@ -116,6 +116,10 @@ def eval_command(
         bootstrap=BootstrapSettings(resamples=bootstrap, seed=bootstrap_seed),
     )  # fmt: skip
     track("attempts stored")
+    if n > 1 and temperature == 0 and not policy.startswith("scripted:"):
+        err_console.print(
+            "note: --temperature 0 makes the n attempts alike (greedy); pass@k > 1 then says little"
+        )
     run_with_progress(rollout_config(config))
     summary = finish_eval(config)
     if json_out:

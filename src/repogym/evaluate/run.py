@@ -167,7 +167,8 @@ def finish_eval(config: EvalConfig) -> dict[str, Any]:
     summary = {
         "kind": SUMMARY_KIND, "schema_version": 1, "stage": config.stage, "split": config.split,
         "policy": config.policy.spec, "model_name_or_path": model_name, "mode": config.mode,
-        "context": config.context, "tasks_file": os.fspath(config.tasks), "n": config.n,
+        "context": config.context, "sampling": config.sampling.to_dict(),
+        "limits": dataclasses.asdict(config.limits), "tasks_file": os.fspath(config.tasks), "n": config.n,
         **eval_scores(counts, config.checked_ks(), config.bootstrap),
         "first_attempt_resolved": report["resolved_instances"],
         "prediction_attempt": f"first (attempt {PREDICTION_ATTEMPT})",
