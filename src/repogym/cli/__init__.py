@@ -16,9 +16,11 @@ from repogym.cli import (
     cache_cmd,
     config_cmd,
     env_cmd,
+    eval_cmd,
     grade_cmd,
     mine_cmd,
     quickstart_cmd,
+    report_cmd,
     rollout_cmd,
     samples_cmd,
     scrub_cmd,
@@ -54,6 +56,8 @@ for _stage in (
     env_cmd,
     rollout_cmd,
     train_cmd,
+    eval_cmd,
+    report_cmd,
     cache_cmd,
 ):
     _stage.register(app)
