@@ -29,10 +29,10 @@ import io
 import ipaddress
 import re
 import tokenize
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from repogym.privacy.patchlines import LineKind, classify_patch_lines
+from repogym.privacy.patchlines import LineKind, PatchLine, classify_patch_lines
 
 
 class PiiKind(enum.StrEnum):
@@ -149,9 +149,11 @@ def redact_pii(text: str, field_name: str, kinds: Iterable[PiiKind]) -> tuple[st
 
 
 def redact_pii_in_patch_comments(
-    patch: str, field_name: str, kinds: Iterable[PiiKind]
+    patch: str, field_name: str, kinds: Iterable[PiiKind], layout: Sequence[PatchLine] | None = None
 ) -> tuple[str, list[PiiHit]]:
     """A patch with personal data redacted inside comments on added lines of Python files.
+
+    `layout` is `classify_patch_lines` of the patch, when the caller has it already.
 
     >>> patch = "--- a/m.py\\n+++ b/m.py\\n@@ -1 +1,2 @@\\n x = 1\\n+y = 'a@corp.com'  # ask jane@corp.com"
     >>> redact_pii_in_patch_comments(patch, "patch", [PiiKind.EMAIL])[0].splitlines()[-1]
@@ -160,7 +162,7 @@ def redact_pii_in_patch_comments(
     kinds = tuple(kinds)
     lines = patch.split("\n")
     hits: list[PiiHit] = []
-    for index, line_info in enumerate(classify_patch_lines(lines)):
+    for index, line_info in enumerate(layout if layout is not None else classify_patch_lines(lines)):
         if line_info.kind is not LineKind.ADDED or not line_info.path.endswith((".py", ".pyi")):
             continue
         content = lines[index][1:]
