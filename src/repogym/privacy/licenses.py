@@ -14,6 +14,7 @@ is the AND of all of them, so a gate must accept every one.
 from __future__ import annotations
 
 import configparser
+import functools
 import os
 import re
 import tomllib
@@ -257,7 +258,7 @@ def _evidence(texts: dict[str, str]) -> list[LicenseEvidence]:
     found: list[LicenseEvidence] = []
     file_ids: list[tuple[str, str]] = []
     for name in sorted(n for n in texts if n not in _METADATA_FILES):
-        ids = recognise_text(texts[name]) or [UNRECOGNIZED]
+        ids = list(_recognised(texts[name])) or [UNRECOGNIZED]
         file_ids.extend((spdx, name) for spdx in ids)
     # LGPL-3.0 is GPL-3.0 plus permissions, so LGPL projects ship both texts (COPYING + COPYING.LESSER).
     if any(family(s) == "lgpl-3.0" for s, _ in file_ids):
@@ -267,12 +268,29 @@ def _evidence(texts: dict[str, str]) -> list[LicenseEvidence]:
         by_file.setdefault(name, []).append(spdx)
     found.extend(LicenseEvidence(_and(ids), name) for name, ids in by_file.items())
     if "pyproject.toml" in texts:
-        found.extend(_pyproject_evidence(texts["pyproject.toml"]))
+        found.extend(_metadata_evidence("pyproject.toml", texts["pyproject.toml"]))
     if "setup.cfg" in texts:
-        found.extend(_setup_cfg_evidence(texts["setup.cfg"]))
+        found.extend(_metadata_evidence("setup.cfg", texts["setup.cfg"]))
     if "setup.py" in texts:
-        found.extend(_setup_py_evidence(texts["setup.py"]))
+        found.extend(_metadata_evidence("setup.py", texts["setup.py"]))
     return found
+
+
+# A mined history asks about the same few texts hundreds of times (one licence file, a pyproject.toml
+# that changes now and then): what each says is remembered by its text.
+@functools.lru_cache(maxsize=1024)
+def _recognised(text: str) -> tuple[str, ...]:
+    return tuple(recognise_text(text))
+
+
+@functools.lru_cache(maxsize=1024)
+def _metadata_evidence(name: str, text: str) -> tuple[LicenseEvidence, ...]:
+    read = {
+        "pyproject.toml": _pyproject_evidence,
+        "setup.cfg": _setup_cfg_evidence,
+        "setup.py": _setup_py_evidence,
+    }
+    return tuple(read[name](text))
 
 
 def _pyproject_evidence(text: str) -> list[LicenseEvidence]:

@@ -61,6 +61,7 @@ _PHONE_INTERNATIONAL = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(\d{1,4}\))?(?:
 _PHONE_NORTH_AMERICA = re.compile(
     r"(?<![\w.-])(?:\(\d{3}\) ?\d{3}[-. ]\d{4}|\d{3}([-.])\d{3}\1\d{4})(?![\w]|[.-]\d)"
 )
+_DIGIT = re.compile(r"\d")  # the patterns' own \d, which matches any Unicode digit
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 _DOCUMENTATION_NETS = tuple(
     ipaddress.ip_network(net) for net in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")
@@ -112,6 +113,13 @@ _MATCHERS: dict[PiiKind, tuple[tuple[re.Pattern[str], ...], Callable[[str], bool
 }
 
 
+def _may_hold_pii(line: str, kinds: tuple[PiiKind, ...]) -> bool:
+    """False only when none of `kinds` can match: an address needs '@', a phone number or IP a digit."""
+    if PiiKind.EMAIL in kinds and "@" in line:
+        return True
+    return (PiiKind.PHONE in kinds or PiiKind.IPV4 in kinds) and _DIGIT.search(line) is not None
+
+
 def redact_pii_line(line: str, kinds: Iterable[PiiKind]) -> tuple[str, list[PiiKind]]:
     """One line with its personal data replaced by markers, and the kinds replaced (one per item).
 
@@ -121,7 +129,10 @@ def redact_pii_line(line: str, kinds: Iterable[PiiKind]) -> tuple[str, list[PiiK
     ('released 2024-01-02, see noreply@github.com, v1.2.3', [])
     """
     found: list[PiiKind] = []
-    for kind in map(PiiKind, kinds):
+    kinds = tuple(map(PiiKind, kinds))
+    if not _may_hold_pii(line, kinds):
+        return line, found
+    for kind in kinds:
         patterns, keep_if = _MATCHERS[kind]
         for pattern in patterns:
             line = pattern.sub(

@@ -21,7 +21,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
-from repogym.privacy.patchlines import LineKind
+from repogym.privacy.patchlines import LineKind, classify_patch_lines
+from repogym.privacy.pii import PiiHit, PiiKind, redact_pii, redact_pii_in_patch_comments
 from repogym.privacy.secrets import SecretHit, SecretScanner
 
 #: Below this many characters in a batch, workers cost more than they save (~0.3 s of scanning).
@@ -41,6 +42,15 @@ class ScanField:
     that must never be rewritten (env commands)."""
 
 
+@dataclass(frozen=True)
+class TaskScan:
+    """What the scan found in one task's fields."""
+
+    secrets: list[SecretHit]
+    pii: dict[str, tuple[str, list[PiiHit]]]
+    """Field name -> (text with personal data redacted, what was redacted), for the fields where some was found."""
+
+
 def available_cores() -> int:
     """Cores this process may run on (its CPU affinity where the OS tells it)."""
     try:
@@ -54,17 +64,24 @@ def scan_batch(
     ignored_types: Sequence[str] = (),
     workers: int = 0,
     prefilter: bool = True,
-) -> list[list[SecretHit]]:
-    """The secrets in each task's fields, in task order; `workers` 0 = one per available core."""
+    pii: Sequence[PiiKind] = (),
+) -> list[TaskScan]:
+    """Secrets and personal data (`pii` kinds) in each task's fields, in task order.
+
+    `workers` 0 = one per available core. Personal data is looked for in every
+    field but 'fixed' ones, in patches only in comments on added Python lines
+    (as `repogym.privacy.scrub` redacts it).
+    """
     workers = workers or available_cores()
     size = sum(len(f.text) for fields in batch for f in fields)
+    options = (tuple(ignored_types), prefilter, tuple(pii))
     if workers <= 1 or len(batch) < 2 or size < MIN_PARALLEL_CHARS:
-        return _scan_slice(batch, tuple(ignored_types), prefilter)
+        return _scan_slice(batch, options)
     slices = _slices(batch, workers * _SLICES_PER_WORKER)
     context = multiprocessing.get_context("fork" if _fork_is_safe() else "spawn")
     with ProcessPoolExecutor(max_workers=min(workers, len(slices)), mp_context=context) as pool:
-        parts = pool.map(_scan_slice, slices, [tuple(ignored_types)] * len(slices), [prefilter] * len(slices))
-        return [hits for part in parts for hits in part]
+        parts = pool.map(_scan_slice, slices, [options] * len(slices))
+        return [scan for part in parts for scan in part]
 
 
 def _fork_is_safe() -> bool:
@@ -87,15 +104,28 @@ def _slices(batch: Sequence[Sequence[ScanField]], count: int) -> list[list[Seque
 
 
 def _scan_slice(
-    batch: Sequence[Sequence[ScanField]], ignored_types: tuple[str, ...], prefilter: bool
-) -> list[list[SecretHit]]:
+    batch: Sequence[Sequence[ScanField]], options: tuple[tuple[str, ...], bool, tuple[PiiKind, ...]]
+) -> list[TaskScan]:
+    ignored_types, prefilter, pii = options
     with SecretScanner(ignored_types, prefilter=prefilter) as scanner:
-        return [[hit for f in fields for hit in _scan_field(scanner, f)] for fields in batch]
+        return [_scan_task(scanner, fields, pii) for fields in batch]
 
 
-def _scan_field(scanner: SecretScanner, f: ScanField) -> list[SecretHit]:
-    if not f.text:
-        return []
-    if f.kind == "patch":
-        return scanner.scan_patch(f.text, f.name)
-    return scanner.scan_text(f.text, f.name, LineKind.FIXED if f.kind == "fixed" else LineKind.TEXT)
+def _scan_task(scanner: SecretScanner, fields: Sequence[ScanField], pii: tuple[PiiKind, ...]) -> TaskScan:
+    secrets: list[SecretHit] = []
+    personal: dict[str, tuple[str, list[PiiHit]]] = {}
+    for f in fields:
+        if not f.text:
+            continue
+        if f.kind == "patch":
+            layout = classify_patch_lines(f.text.split("\n"))
+            secrets += scanner.scan_patch(f.text, f.name, layout)
+            redacted = redact_pii_in_patch_comments(f.text, f.name, pii, layout) if pii else (f.text, [])
+        else:
+            secrets += scanner.scan_text(
+                f.text, f.name, LineKind.FIXED if f.kind == "fixed" else LineKind.TEXT
+            )
+            redacted = redact_pii(f.text, f.name, pii) if pii and f.kind == "text" else (f.text, [])
+        if redacted[1] or redacted[0] != f.text:
+            personal[f.name] = redacted
+    return TaskScan(secrets, personal)

@@ -135,11 +135,13 @@ def scrub_tasks(tasks: Iterable[Task], config: ScrubConfig | None = None) -> Scr
     config = config or ScrubConfig()
     batch = list(tasks)
     fields_by_task = [_task_fields(task) for task in batch]
-    scanned = scan_batch(
+    scans = scan_batch(
         [[f.to_scan() for f in fields] for fields in fields_by_task],
         config.ignored_secret_types,
         config.scan_workers,
+        pii=config.pii,
     )
+    scanned = [scan.secrets for scan in scans]
     known: dict[str, str] = {}
     for hit in (hit for hits in scanned for hit in hits if hit.sweepable):
         known[hit.value] = prefer_type(known.get(hit.value), hit.type)
@@ -156,7 +158,7 @@ def scrub_tasks(tasks: Iterable[Task], config: ScrubConfig | None = None) -> Scr
     dropped: list[DroppedTask] = []
     findings: list[Finding] = []
     licenses: dict[str, LicenseInfo] = {}
-    for task, fields, hits in zip(batch, fields_by_task, scanned, strict=True):
+    for task, fields, hits, scan in zip(batch, fields_by_task, scanned, scans, strict=True):
         if sweep is not None:
             for f in fields:
                 if sweep.search(f.text):
@@ -164,7 +166,7 @@ def scrub_tasks(tasks: Iterable[Task], config: ScrubConfig | None = None) -> Scr
         hits = _unique(hits)
         license_info = detector.detect(task.repo_source, task.base_commit)
         licenses[task.instance_id] = license_info
-        outcome = _scrub_one(task, fields, hits, license_info, config)
+        outcome = _scrub_one(task, fields, hits, license_info, config, scan.pii)
         if isinstance(outcome, DroppedTask):
             dropped.append(outcome)
         else:
@@ -176,7 +178,12 @@ def scrub_tasks(tasks: Iterable[Task], config: ScrubConfig | None = None) -> Scr
 
 
 def _scrub_one(
-    task: Task, fields: list[_Field], hits: list[SecretHit], license_info: LicenseInfo, config: ScrubConfig
+    task: Task,
+    fields: list[_Field],
+    hits: list[SecretHit],
+    license_info: LicenseInfo,
+    config: ScrubConfig,
+    pii_found: dict[str, tuple[str, list[PiiHit]]],
 ) -> DroppedTask | tuple[Task, list[PiiHit]]:
     reasons = _license_reasons(license_info, config)
     if hits and config.policy is Policy.DROP:
@@ -212,7 +219,7 @@ def _scrub_one(
                         ),
                     ),
                 )
-    pii_hits = _redact_pii(fields, new_text, config.pii)
+    pii_hits = _redact_pii(fields, new_text, config.pii, pii_found)
     return _rebuild(task, fields, new_text, hits, pii_hits, license_info, config), pii_hits
 
 
@@ -246,12 +253,27 @@ def _license_reasons(info: LicenseInfo, config: ScrubConfig) -> list[DropReason]
     ]
 
 
-def _redact_pii(fields: list[_Field], new_text: dict[str, str], kinds: tuple[PiiKind, ...]) -> list[PiiHit]:
+def _redact_pii(
+    fields: list[_Field],
+    new_text: dict[str, str],
+    kinds: tuple[PiiKind, ...],
+    found_before: dict[str, tuple[str, list[PiiHit]]],
+) -> list[PiiHit]:
+    """Personal data out of `new_text`; `found_before` is what the scan found in the original texts.
+
+    A field that secret redaction left unchanged takes the scan's result as it
+    is (the same function of the same text); a changed one is looked at again.
+    """
     if not kinds:
         return []
     hits: list[PiiHit] = []
     for f in fields:
         if f.fixed:
+            continue
+        if new_text[f.name] == f.text:
+            if f.name in found_before:
+                new_text[f.name], found = found_before[f.name]
+                hits.extend(found)
             continue
         if f.patch:
             new_text[f.name], found = redact_pii_in_patch_comments(new_text[f.name], f.name, kinds, f.layout)

@@ -157,10 +157,16 @@ class SecretScanner:
         layout = [PatchLine(kind, "", 0)] * len(lines)
         return self._scan(lines, layout, field_name, default_name=f"{_safe_name(field_name)}.txt")
 
-    def scan_patch(self, patch: str, field_name: str) -> list[SecretHit]:
-        """Secrets on every line of a unified diff: added, context, removed and header lines."""
+    def scan_patch(
+        self, patch: str, field_name: str, layout: list[PatchLine] | None = None
+    ) -> list[SecretHit]:
+        """Secrets on every line of a unified diff: added, context, removed and header lines.
+
+        `layout` is `classify_patch_lines` of the patch, when the caller has it already.
+        """
         lines = patch.split("\n")
-        return self._scan(lines, classify_patch_lines(lines), field_name, default_name="patch.txt")
+        layout = layout if layout is not None else classify_patch_lines(lines)
+        return self._scan(lines, layout, field_name, default_name="patch.txt")
 
     def _scan(
         self, lines: list[str], layout: list[PatchLine], field_name: str, default_name: str
