@@ -65,6 +65,7 @@ def scan_batch(
     workers: int = 0,
     prefilter: bool = True,
     pii: Sequence[PiiKind] = (),
+    min_parallel_chars: int = MIN_PARALLEL_CHARS,
 ) -> list[TaskScan]:
     """Secrets and personal data (`pii` kinds) in each task's fields, in task order.
 
@@ -75,7 +76,7 @@ def scan_batch(
     workers = workers or available_cores()
     size = sum(len(f.text) for fields in batch for f in fields)
     options = (tuple(ignored_types), prefilter, tuple(pii))
-    if workers <= 1 or len(batch) < 2 or size < MIN_PARALLEL_CHARS:
+    if workers <= 1 or len(batch) < 2 or size < min_parallel_chars:
         return _scan_slice(batch, options)
     slices = _slices(batch, workers * _SLICES_PER_WORKER)
     context = multiprocessing.get_context("fork" if _fork_is_safe() else "spawn")
