@@ -15,6 +15,9 @@ from repogym.mining.history import count_first_parent
 from repogym.mining.mine import mine_to_file
 
 
+DEFAULT_KINDS = ["fix"]
+
+
 def register(app: typer.Typer) -> None:
     app.command("mine")(mine_command)
 
@@ -56,9 +59,21 @@ def mine_command(
     overrides: list[str] = typer.Option(
         [], "--set", help="Override a MiningConfig field: key=value (repeatable)."
     ),
+    kinds: str = typer.Option(
+        "", "--kinds", help="Change kinds to keep, comma-separated: fix, feature, refactor, removal (default: fix)."
+    ),
+    issue_writer: str = typer.Option(
+        "", "--issue-writer", help="openai:MODEL rewrites problem statements without revealing the fix."
+    ),
+    base_url: str = typer.Option(
+        "", "--base-url", help="The issue writer's endpoint, e.g. http://127.0.0.1:8000/v1 ($OPENAI_BASE_URL)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the funnel as JSON instead of a table."),
 ) -> None:
     """Walk the history and write candidate tasks (code patch, test patch, problem statement); validate them next.
+
+    Each candidate is classified as fix / feature / refactor / removal; only fixes are kept unless --kinds says
+    otherwise, and the rest are counted in the funnel.
 
     Example: repogym mine ../calc --out candidates.jsonl --prs calc.prs.jsonl --since 2024-01-01 --funnel funnel.json
     """
@@ -69,10 +84,14 @@ def mine_command(
         "max_candidates": max_candidates,
         "branch": branch,
         "repo_name": repo_name,
+        "kinds": [part.strip() for part in kinds.split(",")] if kinds else [],
+        "issue_writer": issue_writer,
+        "issue_writer_base_url": base_url,
     }
     given = {key: value for key, value in flags.items() if value}
-    if given:
-        settings = validate_config({**settings.model_dump(), **given}, MiningConfig, source="command line")
+    if "kinds" not in given and "kinds" not in settings.model_fields_set:
+        given["kinds"] = DEFAULT_KINDS  # the command mines bug fixes; the library keeps every kind
+    settings = validate_config({**settings.model_dump(), **given}, MiningConfig, source="command line")
     resolve_revision(repo, settings.branch)  # a bad repository or branch fails before the progress bar
     total = count_first_parent(repo, settings.branch, settings.since, settings.until)
     with Progress(
