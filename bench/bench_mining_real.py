@@ -1,11 +1,13 @@
 """Mining throughput on real histories, end to end (privacy stage included), against an older repogym.
 
-Each repository (a clone of a public project) is mined by this checkout and by
-the source tree of `--baseline` (a git revision of repogym, extracted with
-`git archive` into a temporary folder), each in its own Python process, runs
-alternating so a change in the machine's load hits both. The candidate sets are
-compared record by record (ids, patches, test patches, statements, metadata):
-the two must agree, and every difference is printed. Reported per repository:
+Each repository (a clone of a public project) is mined by repogym at
+`--revision` and at `--baseline` (source trees extracted with `git archive`
+into a temporary folder, so editing the checkout during a run changes
+nothing), each in its own Python process, runs alternating so a change in the
+machine's load hits both; both keep every change kind. The candidate sets are
+compared record by record: the task fields (ids, base commits, patches, test
+patches, ...) must agree, every difference is printed, and the candidates
+whose other fields (statement, metadata) differ are counted per field. Reported per repository:
 commits scanned, wall seconds, commits/s, CPU seconds (the process and its git
 and worker children), and the ratio against the baseline; and the same for this
 checkout with the privacy stage off (the walk alone).
@@ -42,8 +44,10 @@ def cpu():
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 repo, out, redact = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+# Every change kind where the code classifies (the baseline keeps everything): the same candidate set.
+options = {"kinds": ["fix", "feature", "refactor", "removal"]} if "kinds" in MiningConfig.model_fields else {}
 started, before = time.perf_counter(), cpu()
-result = mine(repo, MiningConfig(redact_secrets=redact))
+result = mine(repo, MiningConfig(redact_secrets=redact, **options))
 save_tasks(result.tasks, out)
 print(json.dumps({"scanned": result.funnel.scanned, "written": len(result.tasks),
                   "wall_s": time.perf_counter() - started, "cpu_s": cpu() - before}))
@@ -75,8 +79,9 @@ def run_miner(source: Path, repo: Path, out: Path, redact: bool, label: str) -> 
     return Run(label, data["scanned"], data["written"], data["wall_s"], data["cpu_s"])
 
 
-def extract_baseline(revision: str, into: Path) -> Path:
-    """The `src` tree of repogym at `revision`, written under `into`."""
+def extract_source(revision: str, into: Path) -> Path:
+    """The `src` tree of repogym at `revision`, written under `into` (so edits during a run change nothing)."""
+    into.mkdir(parents=True, exist_ok=True)
     archive = subprocess.run(
         ["git", "-C", str(ROOT), "archive", revision, "src"], capture_output=True, check=True
     )
@@ -84,8 +89,21 @@ def extract_baseline(revision: str, into: Path) -> Path:
     return into / "src"
 
 
-def compare(old: Path, new: Path) -> list[str]:
-    """Differences between two candidate files, one line each (empty when they agree record for record)."""
+#: What makes two candidates the same task; other fields (statement, metadata) are compared and counted.
+TASK_FIELDS = (
+    "instance_id",
+    "repo",
+    "base_commit",
+    "patch",
+    "test_patch",
+    "created_at",
+    "hints_text",
+    "license",
+)
+
+
+def compare(old: Path, new: Path) -> tuple[list[str], dict[str, int]]:
+    """Differences in the task fields, one line each, and how many candidates differ in each other field."""
     before = {row["instance_id"]: row for row in map(json.loads, old.read_text().splitlines())}
     after = {row["instance_id"]: row for row in map(json.loads, new.read_text().splitlines())}
     lines = [f"only in the baseline: {key}" for key in before.keys() - after.keys()]
@@ -107,6 +125,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", type=Path, action="append", required=True, help="a git clone (repeatable)")
     parser.add_argument("--baseline", default="0d275aa", help="repogym revision to compare with")
+    parser.add_argument("--revision", default="HEAD", help="repogym revision to measure (default: HEAD)")
     parser.add_argument("--rounds", type=int, default=2, help="runs of this checkout per repository")
     parser.add_argument("--baseline-rounds", type=int, default=1, help="runs of the baseline per repository")
     parser.add_argument("--out", type=Path, default=None, help="keep the candidate files here")
@@ -117,31 +136,31 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="repogym-bench-real-") as scratch:
         work = args.out or Path(scratch)
         work.mkdir(parents=True, exist_ok=True)
-        baseline_src = extract_baseline(args.baseline, Path(scratch))
+        baseline_src = extract_source(args.baseline, Path(scratch) / "baseline")
+        source = extract_source(args.revision, Path(scratch) / "measured")
         for repo in args.repo:
             name = repo.resolve().name
             load_before = load_average()
             new_runs, old_runs = [], []
             for index in range(max(args.rounds, args.baseline_rounds)):
                 if index < args.rounds:
-                    new_runs.append(
-                        run_miner(ROOT / "src", repo, work / f"{name}-new.jsonl", True, "this checkout")
-                    )
+                    new_runs.append(run_miner(source, repo, work / f"{name}-new.jsonl", True, args.revision))
                 if index < args.baseline_rounds:
                     old_runs.append(
                         run_miner(baseline_src, repo, work / f"{name}-old.jsonl", True, "baseline")
                     )
-            walk = run_miner(ROOT / "src", repo, work / f"{name}-walk.jsonl", False, "walk only")
-            differences = compare(work / f"{name}-old.jsonl", work / f"{name}-new.jsonl")
+            walk = run_miner(source, repo, work / f"{name}-walk.jsonl", False, "walk only")
+            differences, other = compare(work / f"{name}-old.jsonl", work / f"{name}-new.jsonl")
             new_rate = statistics.median(r.rate for r in new_runs)
             old_rate = statistics.median(r.rate for r in old_runs)
             new_cpu = statistics.median(r.cpu_s for r in new_runs)
             old_cpu = statistics.median(r.cpu_s for r in old_runs)
             print(f"{name}: {new_runs[0].scanned} commits, {new_runs[0].written} candidates; "
-                  f"this checkout {', '.join(f'{r.wall_s:.1f} s' for r in new_runs)}; "
+                  f"{args.revision} {', '.join(f'{r.wall_s:.1f} s' for r in new_runs)}; "
                   f"baseline {', '.join(f'{r.wall_s:.1f} s' for r in old_runs)}; walk only {walk.wall_s:.1f} s; "
                   f"load {load_before} -> {load_average()}")  # fmt: skip
-            print(f"  candidates: {'identical' if not differences else f'{len(differences)} differences'}")
+            print(f"  task fields: {'identical' if not differences else f'{len(differences)} differences'}; "
+                  f"other fields that differ (candidates): {other or 'none'}")  # fmt: skip
             for line in differences[:20]:
                 print(f"    {line}")
             exit_code |= 1 if differences or new_rate < TARGET_RATE else 0
