@@ -133,6 +133,8 @@ class MiningConfig(_Model):
     empty = the linked issue, else the cleaned PR or commit message."""
     issue_writer_base_url: str = ""
     """The issue writer's base URL, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL)."""
+    issue_writer_max_tokens: int = Field(default=512, ge=1)
+    """The longest statement the issue writer may write, in tokens."""
 
     skip_filters: list[str] = Field(default_factory=list)
     """Filters to switch off by name (see `repogym.mining.filters.FILTER_NAMES`), e.g. ["no_test_change"]."""

@@ -67,12 +67,12 @@ class OpenAIIssueWriter:
         return self.policy.act(PolicyRequest(messages=messages, tools=[], sampling=self.sampling)).text
 
 
-def make_issue_writer(spec: str, base_url: str = "") -> IssueWriter:
+def make_issue_writer(spec: str, base_url: str = "", max_tokens: int = 512) -> IssueWriter:
     """The writer for 'openai:MODEL' (the only backend today)."""
     kind, _, model = spec.partition(":")
     if kind != "openai" or not model:
         raise ConfigError(f"--issue-writer {spec!r}: expected openai:MODEL, e.g. openai:qwen2.5-coder-7b")
-    return OpenAIIssueWriter(model, base_url)
+    return OpenAIIssueWriter(model, base_url, max_tokens)
 
 
 def rewrite_statements(

@@ -208,7 +208,10 @@ def _mine(
         from repogym.mining.issue_writer import make_issue_writer, rewrite_statements
 
         tasks, flags = rewrite_statements(
-            tasks, make_issue_writer(config.issue_writer, config.issue_writer_base_url)
+            tasks,
+            make_issue_writer(
+                config.issue_writer, config.issue_writer_base_url, config.issue_writer_max_tokens
+            ),
         )
         funnel = funnel.with_flags(flags)
     return MiningResult(tasks, funnel, time.perf_counter() - started)
