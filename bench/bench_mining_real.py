@@ -69,6 +69,7 @@ class Run:
 
 def run_miner(source: Path, repo: Path, out: Path, redact: bool, label: str) -> Run:
     env = {**os.environ, "PYTHONPATH": str(source), "PYTHONHASHSEED": "0"}
+    print(f"  running {label} on {repo.name} ...", flush=True)
     done = subprocess.run(
         [sys.executable, "-c", _RUNNER, str(repo), str(out), "1" if redact else "0"],
         env=env, capture_output=True, text=True, check=False,
@@ -76,6 +77,8 @@ def run_miner(source: Path, repo: Path, out: Path, redact: bool, label: str) -> 
     if done.returncode != 0:
         raise SystemExit(f"{label} failed on {repo}:\n{done.stderr[-3000:]}")
     data = json.loads(done.stdout.strip().splitlines()[-1])
+    print(f"    {data['scanned']} commits, {data['written']} candidates, {data['wall_s']:.1f} s, "
+          f"{data['cpu_s']:.1f} CPU s, load {load_average()}", flush=True)  # fmt: skip
     return Run(label, data["scanned"], data["written"], data["wall_s"], data["cpu_s"])
 
 
@@ -108,17 +111,18 @@ def compare(old: Path, new: Path) -> tuple[list[str], dict[str, int]]:
     after = {row["instance_id"]: row for row in map(json.loads, new.read_text().splitlines())}
     lines = [f"only in the baseline: {key}" for key in before.keys() - after.keys()]
     lines += [f"only in this checkout: {key}" for key in after.keys() - before.keys()]
+    other: dict[str, int] = {}
     for key in before.keys() & after.keys():
-        fields = sorted(
-            name
-            for name in before[key].keys() | after[key].keys()
-            if before[key].get(name) != after[key].get(name)
-        )
-        if fields:
-            lines.append(f"{key}: differs in {', '.join(fields)}")
-    if list(before) != [k for k in after if k in before]:
+        names = before[key].keys() | after[key].keys()
+        fields = sorted(name for name in names if before[key].get(name) != after[key].get(name))
+        if any(name in TASK_FIELDS for name in fields):
+            lines.append(f"{key}: differs in {', '.join(name for name in fields if name in TASK_FIELDS)}")
+        for name in fields:
+            if name not in TASK_FIELDS:
+                other[name] = other.get(name, 0) + 1
+    if [k for k in before if k in after] != [k for k in after if k in before]:
         lines.append("the candidates come in another order")
-    return sorted(lines)
+    return sorted(lines), other
 
 
 def main() -> int:
