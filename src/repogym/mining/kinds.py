@@ -61,7 +61,7 @@ _FIRST_VERBS = {
     "prevents avoid avoids handle handles restore restores respect respects honour honor ensure ensures guard "
     "don't dont do not stop stops reject rejects catch",
     ChangeKind.FEATURE: "add adds added adding support supports implement implements introduce introduces allow allows "
-    "enable enables new expose exposes provide provides extend extends accept accepts let lets make-it-possible",
+    "enable enables new expose exposes provide provides extend extends accept accepts let lets",
     ChangeKind.REFACTOR: "refactor refactors refactored refactoring cleanup clean simplify simplifies rename renames "
     "move moves reorganize reorganise restructure tidy use uses replace replaces switch modernize modernise type "
     "typing annotate lint format reformat migrate convert split extract unify dedupe deduplicate optimize optimise "

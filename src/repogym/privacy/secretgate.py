@@ -294,3 +294,52 @@ def _quoted_runs(charset: str, entropy_limit: float) -> tuple[str, str]:
     shortest = max(1, math.floor(2**entropy_limit))
     run = f"[{re.escape(charset)}]{{{shortest},}}"
     return f'"{run}"', f"'{run}'"
+
+
+# -- how the gated lines are handed to detect-secrets (used by repogym.privacy.secrets) ---------------
+
+
+def pragma_line(contents: list[str], index: int) -> str:
+    """The previous line when it could carry detect-secrets' "allowlist nextline" pragma, else ''.
+
+    Of the context detect-secrets hands its filters, the default ones read only
+    the previous line, for that pragma; without the word "pragma" it says nothing.
+    """
+    before = contents[index - 1] if index > 0 else ""
+    return before if "pragma" in before else ""
+
+
+def plan_scan(contents: list[str], indexes: list[int]) -> list[tuple[int | None, str]]:
+    """The lines to scan in order, as (index, text); index None for a line put in only as context.
+
+    Each scanned line must follow a line that gives it the same pragma context
+    it has in `contents`: its real previous line when that carries the word,
+    otherwise any line without it (an empty one when the line before in the
+    plan has it).
+    """
+    plan: list[tuple[int | None, str]] = []
+    for index in indexes:
+        needed = pragma_line(contents, index)
+        shown = plan[-1][1] if plan else ""
+        follows_real = bool(plan) and plan[-1][0] == index - 1
+        if needed and not follows_real:
+            plan.append((None, needed))
+        elif not needed and "pragma" in shown:
+            plan.append((None, ""))
+        plan.append((index, contents[index]))
+    return plan
+
+
+def keep_candidates(indexes: list[int], candidates: set[int]) -> list[int]:
+    """`indexes` without the lines not in `candidates`, each run of those left as one -1 (an empty line).
+
+    >>> keep_candidates([0, 1, 2, 3, 4, 7], {1, 4})
+    [-1, 1, -1, 4, -1]
+    """
+    kept: list[int] = []
+    for index in indexes:
+        if index in candidates:
+            kept.append(index)
+        elif not kept or kept[-1] != -1:
+            kept.append(-1)
+    return kept

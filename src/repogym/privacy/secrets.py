@@ -39,7 +39,7 @@ from types import TracebackType
 
 from repogym.errors import RepogymError
 from repogym.privacy.patchlines import LineKind, PatchLine, classify_patch_lines
-from repogym.privacy.secretgate import SecretGate
+from repogym.privacy.secretgate import SecretGate, keep_candidates, plan_scan, pragma_line
 
 #: The marker a redacted value is replaced with; the detector type goes between the colon and '>'.
 MARKER = "<REDACTED:{}>"
@@ -183,7 +183,7 @@ class SecretScanner:
             if candidates is not None:
                 # A run of lines the gate turns away is replaced by one empty line: cheaper, and an empty
                 # line gives the next line the same (pragma-free) context.
-                indexes = _keep_candidates(indexes, candidates)
+                indexes = keep_candidates(indexes, candidates)
             contents = [lines[i][layout[i].offset :] if i >= 0 else "" for i in indexes]
             for position, secret_type, raw_value in _detect(contents, filename, self.gate, self._findings):
                 index = indexes[position]
@@ -275,7 +275,7 @@ def _detect(
     The lines are handed to detect-secrets' public `scan_diff` as the added
     lines of a synthetic one-file diff: that scans strings in memory with the
     file name's type rules, and its line numbers map straight back. With a
-    gate, only the lines it lets through are scanned (see `_plan`), and what a
+    gate, only the lines it lets through are scanned (see `secretgate.plan_scan`), and what a
     line gave is remembered in `remembered` for the next time the same line
     comes by in a file of the same name.
     """
@@ -287,46 +287,15 @@ def _detect(
         ]
     remembered = {} if remembered is None else remembered
     selected = [i for i, content in enumerate(contents) if gate.may_hold_secret(content)]
-    keys = {i: (filename, contents[i], _pragma_line(contents, i)) for i in selected}
+    keys = {i: (filename, contents[i], pragma_line(contents, i)) for i in selected}
     fresh = [i for i in selected if keys[i] not in remembered]
     if fresh:
-        plan = _plan(contents, fresh)
+        plan = plan_scan(contents, fresh)
         results = _scan_lines([text for _, text in plan], filename)
         for (index, _), found in zip(plan, results, strict=True):
             if index is not None:
                 remembered.setdefault(keys[index], found)
     return [(i, kind, value) for i in selected for kind, value in remembered[keys[i]]]
-
-
-def _pragma_line(contents: list[str], index: int) -> str:
-    """The previous line when it could carry detect-secrets' "allowlist nextline" pragma, else ''.
-
-    Of the context detect-secrets hands its filters, the default ones read only
-    the previous line, for that pragma; without the word "pragma" it says nothing.
-    """
-    before = contents[index - 1] if index > 0 else ""
-    return before if "pragma" in before else ""
-
-
-def _plan(contents: list[str], indexes: list[int]) -> list[tuple[int | None, str]]:
-    """The lines to scan in order, as (index, text); index None for a line put in only as context.
-
-    Each scanned line must follow a line that gives it the same pragma context
-    it has in `contents`: its real previous line when that carries the word,
-    otherwise any line without it (an empty one when the line before in the
-    plan has it).
-    """
-    plan: list[tuple[int | None, str]] = []
-    for index in indexes:
-        needed = _pragma_line(contents, index)
-        shown = plan[-1][1] if plan else ""
-        follows_real = bool(plan) and plan[-1][0] == index - 1
-        if needed and not follows_real:
-            plan.append((None, needed))
-        elif not needed and "pragma" in shown:
-            plan.append((None, ""))
-        plan.append((index, contents[index]))
-    return plan
 
 
 def _scan_lines(lines: list[str], filename: str) -> list[list[Finding]]:
@@ -396,21 +365,6 @@ def _private_key_body(
             if run:
                 hits.append(SecretHit(field_name, index + 1, PRIVATE_KEY, layout[index].kind, run))
     return hits
-
-
-def _keep_candidates(indexes: list[int], candidates: set[int]) -> list[int]:
-    """`indexes` without the lines not in `candidates`, each run of those left as one -1 (an empty line).
-
-    >>> _keep_candidates([0, 1, 2, 3, 4, 7], {1, 4})
-    [-1, 1, -1, 4, -1]
-    """
-    kept: list[int] = []
-    for index in indexes:
-        if index in candidates:
-            kept.append(index)
-        elif not kept or kept[-1] != -1:
-            kept.append(-1)
-    return kept
 
 
 def _group_by_file(layout: list[PatchLine], default_name: str) -> list[tuple[str, list[int]]]:
