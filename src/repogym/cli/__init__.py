@@ -14,9 +14,11 @@ import typer
 from repogym import __version__
 from repogym.cli import (
     config_cmd,
+    data_cmd,
     env_cmd,
     grade_cmd,
     mine_cmd,
+    model_cmd,
     quickstart_cmd,
     rollout_cmd,
     samples_cmd,
@@ -52,6 +54,8 @@ for _stage in (
     grade_cmd,
     env_cmd,
     rollout_cmd,
+    data_cmd,
+    model_cmd,
     train_cmd,
 ):
     _stage.register(app)

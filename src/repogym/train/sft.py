@@ -27,9 +27,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib.util
-import json
 import os
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +36,7 @@ from typing import Any
 from repogym.errors import ConfigError
 from repogym.files import write_json
 from repogym.train.chat_rows import LoadedRows, read_chat_rows
+from repogym.train.checkpoints import resume_point
 from repogym.train.model import check_model_folder
 from repogym.train.sft_config import SFTRunConfig
 from repogym.train.tokenizer import load_tokenizer
@@ -231,43 +230,6 @@ def build_trainer(config: SFTRunConfig, prepared: Prepared, progress: bool = Tru
 
         use_rich_progress(trainer, "sft")
     return trainer
-
-
-# -- checkpoints ----------------------------------------------------------------------------------
-
-
-def checkpoints(output_dir: str | os.PathLike[str]) -> list[Path]:
-    """checkpoint-N folders of a run, oldest first."""
-    root = Path(output_dir)
-    found = [p for p in root.glob("checkpoint-*") if p.is_dir() and p.name.split("-", 1)[1].isdigit()]
-    return sorted(found, key=lambda p: int(p.name.split("-", 1)[1]))
-
-
-def is_complete(checkpoint: Path) -> bool:
-    """Transformers writes trainer_state.json last: a checkpoint without a readable one was cut short."""
-    try:
-        json.loads((checkpoint / "trainer_state.json").read_text())
-    except (OSError, json.JSONDecodeError):
-        return False
-    return True
-
-
-def resume_point(output_dir: str | os.PathLike[str], resume: bool) -> Path | None:
-    """The checkpoint to continue from (incomplete ones are removed: they are re-made when their step comes)."""
-    found = checkpoints(output_dir)
-    if found and not resume:
-        raise ConfigError(
-            f"output_dir: {output_dir} already holds checkpoints (newest {found[-1].name}); "
-            "pass --resume to continue that run, or choose another output_dir"
-        )
-    complete = [c for c in found if is_complete(c)]
-    if int(os.environ.get("RANK", "0")) == 0:  # under accelerate, one process tidies
-        for checkpoint in found:
-            if checkpoint not in complete:
-                shutil.rmtree(
-                    checkpoint, ignore_errors=True
-                )  # cut by a kill; re-made when its step comes again
-    return complete[-1] if complete else None
 
 
 # -- the run --------------------------------------------------------------------------------------
