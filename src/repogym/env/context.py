@@ -215,19 +215,19 @@ def _file_window_edits(path: str, old: str, new: str, windows: list[Window]) -> 
 def _unique_block(
     path: str, a: list[str], b: list[str], span: list[int], window: Window, old: str
 ) -> SearchReplace | None:
-    """Widen a change one line at a time, inside its window, until its SEARCH text is unique in the file."""
+    """The smallest widening of a change (fewest extra lines, lines above first), inside its window,
+    whose SEARCH text is unique in the file."""
     i1, i2, j1, j2 = span
-    while True:
-        search, replace = "".join(a[i1:i2]), "".join(b[j1:j2])
-        if search.endswith("\n") and replace.endswith("\n"):
-            search, replace = search[:-1], replace[:-1]
-        haystack, needle = "\n" + old, "\n" + search
-        if search and search != replace and haystack.count(needle) == 1:
-            return SearchReplace(path, search, replace)
-        grew = False
-        if i1 > window.start - 1:
-            i1, j1, grew = i1 - 1, j1 - 1, True
-        if i2 < window.end:
-            i2, j2, grew = i2 + 1, j2 + 1, True
-        if not grew:
-            return None
+    room_up, room_down = i1 - (window.start - 1), window.end - i2
+    for extra in range(room_up + room_down + 1):
+        for up in range(min(extra, room_up), -1, -1):
+            down = extra - up
+            if down > room_down:
+                break
+            search = "".join(a[i1 - up : i2 + down])
+            replace = "".join(b[j1 - up : j2 + down])
+            if search.endswith("\n") and replace.endswith("\n"):
+                search, replace = search[:-1], replace[:-1]
+            if search and search != replace and ("\n" + old).count("\n" + search) == 1:
+                return SearchReplace(path, search, replace)
+    return None

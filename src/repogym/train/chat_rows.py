@@ -77,16 +77,25 @@ def unusable_reason(messages: Any) -> str | None:
         for m in messages
     ):
         return "no assistant turn"
-    if roles[-1] != "assistant":
-        return "does not end with an assistant turn"
     return None
+
+
+def through_last_assistant(messages: list[Any]) -> list[Any]:
+    """Messages up to the last assistant turn: what follows it (the env's answer to submit) trains nothing.
+
+    >>> [m["role"] for m in through_last_assistant([{"role": "user"}, {"role": "assistant"}, {"role": "tool"}])]
+    ['user', 'assistant']
+    """
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=len(messages) - 1)
+    return list(messages[: last + 1])
 
 
 def make_row(
     messages: Iterable[Mapping[str, Any]], tools: Iterable[Mapping[str, Any]] = (), **extra: Any
 ) -> dict[str, Any]:
     """A normalised row (what `data sft` writes)."""
-    return {"messages": [normalize_message(m) for m in messages], "tools": [dict(t) for t in tools], **extra}
+    kept = through_last_assistant(list(messages))
+    return {"messages": [normalize_message(m) for m in kept], "tools": [dict(t) for t in tools], **extra}
 
 
 def row_digest(row: Mapping[str, Any]) -> str:
@@ -125,7 +134,7 @@ def read_chat_rows(files: Iterable[str | os.PathLike[str]]) -> LoadedRows:
                     raise DatasetError(f"{file}:{number}: `tools` is text but not JSON") from None
             loaded.rows.append(
                 {
-                    "messages": [normalize_message(m) for m in messages],
+                    "messages": [normalize_message(m) for m in through_last_assistant(messages)],
                     "tools": json.dumps(tools, ensure_ascii=False),
                 }
             )
