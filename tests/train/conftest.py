@@ -94,6 +94,14 @@ def bug_tasks_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def one_torch_thread() -> None:
+    """One intra-op thread per test process: on 2 shared cores, torch's OpenMP threads spinning against
+    other processes made a tiny-model step 8x slower than with one thread."""
+    torch = pytest.importorskip("torch")
+    torch.set_num_threads(1)
+
+
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The suite's 1.4M-parameter random Llama and its BPE tokenizer, built once per test run (no download)."""

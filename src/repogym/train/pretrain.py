@@ -259,10 +259,9 @@ def _train(
         processing_class=tokenizer,
         callbacks=[budget, MetricsJsonlCallback()],
     )
-    if progress:
-        from repogym.train.progress import use_rich_progress
+    from repogym.train.progress import use_rich_progress
 
-        use_rich_progress(trainer, "pretrain")
+    use_rich_progress(trainer, "pretrain", show=progress)
     started = time.monotonic()
     trainer.train(resume_from_checkpoint=str(start_from) if start_from else None)
     final = root / "model"

@@ -77,8 +77,9 @@ class RichProgressCallback(TrainerCallback):
             self._progress = None
 
 
-def use_rich_progress(trainer: Any, description: str) -> None:
-    """Swap a trainer's tqdm bar and log printer for `RichProgressCallback`."""
+def use_rich_progress(trainer: Any, description: str, show: bool = True) -> None:
+    """Swap a trainer's tqdm bar and log printer for `RichProgressCallback` (or for nothing, with show=False)."""
     trainer.remove_callback(ProgressCallback)
     trainer.remove_callback(PrinterCallback)
-    trainer.add_callback(RichProgressCallback(description))
+    if show:
+        trainer.add_callback(RichProgressCallback(description))

@@ -80,6 +80,9 @@ class SFTSummary:
 
 def preflight(config: SFTRunConfig) -> Prepared:
     """Check the model folder, the tokenizer's chat template and the data; ConfigError on the first problem."""
+    check_trl_keys(config.trl)
+    if config.lora is not None and importlib.util.find_spec("peft") is None:
+        raise ConfigError("lora: needs peft (pip install 'repogym[train]'), or remove the lora key")
     model_dir = check_model_folder(config.base_model, "base_model")
     try:
         tokenizer = load_tokenizer(model_dir)
@@ -107,9 +110,6 @@ def preflight(config: SFTRunConfig) -> Prepared:
             f"data: no usable rows in {', '.join(config.data_files)} ({data.total} row(s): {reasons}); "
             "fix: build the file with `repogym data sft ROLLOUT_DIR_OR_TASKS... --out FILE`"
         )
-    check_trl_keys(config.trl)
-    if config.lora is not None and importlib.util.find_spec("peft") is None:
-        raise ConfigError("lora: needs peft (pip install 'repogym[train]'), or remove the lora key")
     return Prepared(model_dir, tokenizer, data)
 
 
@@ -225,10 +225,9 @@ def build_trainer(config: SFTRunConfig, prepared: Prepared, progress: bool = Tru
         peft_config=peft_config,
         callbacks=[MetricsJsonlCallback()],
     )
-    if progress:
-        from repogym.train.progress import use_rich_progress
+    from repogym.train.progress import use_rich_progress
 
-        use_rich_progress(trainer, "sft")
+    use_rich_progress(trainer, "sft", show=progress)
     return trainer
 
 
