@@ -94,6 +94,18 @@ def bug_tasks_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def window_rows(tmp_path_factory: pytest.TempPathFactory, bug_tasks_file: Path) -> Path:
+    """Agentless gold rows (1-line windows, oracle localization) for the five one-line bugs."""
+    from repogym.train.sft_data import SFTDataOptions, build_sft_data, write_sft_data
+
+    out = tmp_path_factory.mktemp("rows") / "sft.jsonl"
+    write_sft_data(
+        build_sft_data([bug_tasks_file], SFTDataOptions(context="window", window_lines=1), out), out
+    )
+    return out
+
+
 @pytest.fixture(scope="session", autouse=True)
 def one_torch_thread() -> None:
     """One intra-op thread per test process: on 2 shared cores, torch's OpenMP threads spinning against

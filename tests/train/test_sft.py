@@ -12,19 +12,8 @@ import pytest
 from repogym.errors import ConfigError
 from repogym.train.sft import build_trainer, preflight, run_sft
 from repogym.train.sft_config import load_sft_config
-from repogym.train.sft_data import SFTDataOptions, build_sft_data, write_sft_data
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sft.yaml"
-
-
-@pytest.fixture(scope="module")
-def window_rows(tmp_path_factory, bug_tasks_file) -> Path:
-    """Agentless gold rows with 1-line windows for the five one-line bugs."""
-    out = tmp_path_factory.mktemp("rows") / "sft.jsonl"
-    write_sft_data(
-        build_sft_data([bug_tasks_file], SFTDataOptions(context="window", window_lines=1), out), out
-    )
-    return out
 
 
 def config_for(tiny_model: Path, rows: Path, output_dir: Path, *overrides: str):
