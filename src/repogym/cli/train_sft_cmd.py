@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -30,7 +31,8 @@ def sft_command(
 
     The result in output_dir loads with `--policy hf:OUTPUT_DIR`, `repogym serve OUTPUT_DIR` and
     `train rl base_model=OUTPUT_DIR`; metrics.jsonl, TensorBoard logs (runs/) and checkpoint-N/
-    folders are beside it. Runs under `accelerate launch` unchanged (see examples/accelerate/).
+    folders are beside it. Runs under `accelerate launch -m repogym train sft ...` unchanged
+    (configs for DDP, DeepSpeed ZeRO-2/3, FSDP2 and two CPU processes in examples/accelerate/).
 
     Example: repogym train sft examples/sft.yaml base_model=/tmp/tiny data=sft.jsonl output_dir=/tmp/sft max_steps=20
     """
@@ -39,6 +41,8 @@ def sft_command(
 
     run_config = load_sft_config(config, overrides or [])
     summary = run_sft(run_config, resume=resume)
+    if int(os.environ.get("RANK", "0")) != 0:
+        return  # under accelerate launch, the main process reports
     if json_out:
         print_json(summary.to_dict())
         return

@@ -70,6 +70,8 @@ class SFTSummary:
     truncated_rows: int
     final_loss: float | None
     train_runtime_s: float
+    world_size: int = 1
+    """Processes that trained (2 under `accelerate launch --num_processes 2`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -197,6 +199,7 @@ def sft_arguments(config: SFTRunConfig) -> Any:
         activation_checkpointing=config.gradient_checkpointing,
         dataloader_num_workers=config.dataloader_num_workers,
         disable_tqdm=True,
+        ddp_find_unused_parameters=False,  # every parameter of a causal LM takes part in every step
         **config.trl,
     )
 
@@ -261,6 +264,7 @@ def run_sft(config: SFTRunConfig, resume: bool = False, progress: bool = True) -
         truncated_rows=int(truncated),
         final_loss=float(losses[-1]) if losses else None,
         train_runtime_s=round(runtime, 3),
+        world_size=trainer.args.world_size,
     )
     if trainer.is_world_process_zero():
         write_json(
