@@ -138,3 +138,26 @@ def test_data_with_no_usable_rows_and_bad_keys_are_refused_before_training(tmp_p
         ConfigError, match=r"trl.learning_rate: set it with the top-level key 'learning_rate'"
     ):
         preflight(config_for(tiny_model, rows, tmp_path / "o", "trl.learning_rate=3"))
+
+
+@pytest.mark.slow
+def test_lora_with_packing_saves_a_merged_model_that_loads_as_a_plain_one(tmp_path, tiny_model, window_rows):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    out = tmp_path / "lora"
+    overrides = [
+        "max_steps=3",
+        "learning_rate=1e-2",
+        "packing=true",
+        "max_length=512",
+        "lora.r=4",
+        "save_steps=3",
+    ]
+    summary = run_sft(config_for(tiny_model, window_rows, out, *overrides), progress=False)
+    assert summary.global_step == 3 and (out / "adapter" / "adapter_config.json").is_file()
+    merged = AutoModelForCausalLM.from_pretrained(out)
+    base = AutoModelForCausalLM.from_pretrained(tiny_model)
+    assert not any("lora" in name for name, _ in merged.named_parameters())
+    name = "model.layers.0.self_attn.q_proj.weight"
+    assert not torch.equal(merged.state_dict()[name], base.state_dict()[name])  # the adapter was merged in

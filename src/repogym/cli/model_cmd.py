@@ -95,6 +95,7 @@ def pretrain_command(
     max_chars: int = typer.Option(
         24_000_000, "--max-chars", help="Corpus characters read (a fixed sample beyond)."
     ),
+    save_steps: int = typer.Option(None, "--save-steps", help="Checkpoint interval (default: ~5% of the steps)."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Pretrain a small model on local Python source (causal LM), cached by its inputs, resumable after a kill.
@@ -109,7 +110,7 @@ def pretrain_command(
     config = PretrainConfig(
         model_dir=str(model_dir), budget_minutes=budget, corpus=tuple(str(p) for p in corpus or ()),
         out_dir=str(out) if out else None, seed=seed, seq_len=seq_len, batch_size=batch_size,
-        learning_rate=learning_rate, max_chars=max_chars,
+        learning_rate=learning_rate, max_chars=max_chars, save_steps=save_steps,
     )  # fmt: skip
     result = pretrain(config)
     if json_out:
