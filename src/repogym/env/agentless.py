@@ -26,7 +26,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from repogym.env.base import TaskEnv, TextSpace, end_summary, read_originals
-from repogym.env.context import Localization, Window, localizers, make_windows, window_answer, window_prompt
+from repogym.env.context import Localization, Window, localize, make_windows, window_answer, window_prompt
+from repogym.env.localize import sbfl_localizer  # noqa: F401  (registers localize='sbfl')
 from repogym.env.observation import truncate
 from repogym.env.options import EnvOptions
 from repogym.errors import ConfigError
@@ -108,9 +109,7 @@ class AgentlessEnv(TaskEnv):
         self.localization: Localization | None = None
         self.windows: list[Window] = []
         if self.options.context == "window":
-            self.localization = localizers.get(self.options.localize)(
-                self.task, self.code_context, self.runtime
-            )
+            self.localization = localize(self.options.localize, self.task, self.code_context, self.runtime)
             missing = [path for path in self.localization.spots if path not in self.code_context]
             self.code_context.update(read_originals(self.runtime.pristine, missing))
         try:

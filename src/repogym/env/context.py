@@ -23,6 +23,7 @@ gold change does not lie inside the windows (a localizer that missed).
 from __future__ import annotations
 
 import difflib
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -72,6 +73,22 @@ class Localizer(Protocol):
 
 
 localizers: Registry[Localizer] = Registry("localizer")
+_memo: dict[tuple[str, ...], Localization] = {}
+_memo_lock = threading.Lock()
+
+
+def localize(name: str, task: Task, contents: Mapping[str, str], runtime: TaskRuntime | None) -> Localization:
+    """`localizers.get(name)(...)`, remembered per task and method: a GRPO group's envs localize once."""
+    key = (name, task.instance_id, task.base_commit, str(hash((task.patch, task.test_patch))))
+    with _memo_lock:
+        if key in _memo:
+            return _memo[key]
+    found = localizers.get(name)(task, contents, runtime)
+    with _memo_lock:
+        if len(_memo) > 4096:
+            _memo.clear()
+        _memo[key] = found
+    return found
 
 
 @localizers.register("oracle")
