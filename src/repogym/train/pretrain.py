@@ -232,14 +232,8 @@ def _train(
     tokens = token_blocks(corpus, tokenizer, config.seq_len)
     run = root / "run"
     run.mkdir(parents=True, exist_ok=True)
-    plan_file = run / "plan.json"
     budget_s = config.budget_minutes * 60
-    if plan_file.exists():
-        plan = json.loads(plan_file.read_text())
-    else:
-        step_s = calibrate_step_s(model_dir, config.batch_size, config.seq_len)
-        plan = {"max_steps": max(1, int(budget_s / step_s)), "calibrated_step_s": step_s}
-        write_json(plan_file, plan)
+    plan = _plan(run, budget_s, lambda: calibrate_step_s(model_dir, config.batch_size, config.seq_len))
     save_steps = config.save_steps or max(10, plan["max_steps"] // 20)
     args = TrainingArguments(
         output_dir=str(run), max_steps=plan["max_steps"], per_device_train_batch_size=config.batch_size,
@@ -278,3 +272,14 @@ def _train(
         "config": asdict(config), "resumed_from": start_from.name if start_from else None,
     }  # fmt: skip
     write_json(final / PRETRAIN_RECORD, record)
+
+
+def _plan(run: Path, budget_s: float, calibrate: Any) -> dict[str, Any]:
+    """max_steps for the budget, fixed by the first call's calibration (a resumed run keeps its schedule)."""
+    plan_file = run / "plan.json"
+    if plan_file.exists():
+        return json.loads(plan_file.read_text())
+    step_s = calibrate()
+    plan = {"max_steps": max(1, int(budget_s / step_s)), "calibrated_step_s": step_s}
+    write_json(plan_file, plan)
+    return plan
