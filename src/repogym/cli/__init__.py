@@ -13,13 +13,16 @@ import typer
 
 from repogym import __version__
 from repogym.cli import (
+    cache_cmd,
     config_cmd,
     data_cmd,
     env_cmd,
+    eval_cmd,
     grade_cmd,
     mine_cmd,
     model_cmd,
     quickstart_cmd,
+    report_cmd,
     rollout_cmd,
     samples_cmd,
     scrub_cmd,
@@ -57,6 +60,9 @@ for _stage in (
     data_cmd,
     model_cmd,
     train_cmd,
+    eval_cmd,
+    report_cmd,
+    cache_cmd,
 ):
     _stage.register(app)
 
