@@ -102,3 +102,13 @@ def test_the_cli_writes_rows_and_a_summary_and_fails_on_nothing_kept(tmp_path, b
     empty.write_text(json.dumps({"messages": [{"role": "user", "content": "q"}]}) + "\n")
     result = CliRunner().invoke(app, ["data", "sft", str(empty), "--out", str(tmp_path / "none.jsonl")])
     assert result.exit_code == 2 and "no rows kept" in result.output
+
+
+def test_agent_mode_gold_rows_come_from_a_scripted_gold_rollout_in_the_sandbox(tmp_path, toy_task):
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(toy_task.to_dict()) + "\n")
+    data = build_sft_data([tasks], SFTDataOptions(gold="agent"), tmp_path / "sft.jsonl")
+    (row,) = data.rows
+    assert row["source"] == "gold-agent" and (tmp_path / "sft.jsonl.gold-agent").is_dir()
+    calls = [c["function"]["name"] for m in row["messages"] for c in m["tool_calls"] or []]
+    assert calls == ["edit_file", "submit"] and row["messages"][-1]["role"] == "assistant"
