@@ -4,6 +4,7 @@ a packaging patch is installed before the tests; pip, the CA bundle, exclude_new
 from __future__ import annotations
 
 import dataclasses
+import shutil
 
 import pytest
 from sandbox_support import HELLO_FILES
@@ -206,3 +207,20 @@ def test_env_python_takes_an_interpreter_path():
         pick_interpreter("/no/such/python3.9")
     with pytest.raises(EnvBuildError, match=r"needs Python 3\.4, none installed"):
         pick_interpreter("3.4")
+
+
+@pytest.mark.slow
+def test_install_layers_are_made_again_when_the_environment_is_rebuilt(git_repo):
+    repo = git_repo("hello-rebuilt")  # an environment of its own: this test deletes it
+    repo.commit(HELLO_FILES, "hello")
+    second = repo.commit({"README.md": "hello\n"}, "readme")
+    task = repo.task("local__hello-rebuilt", second)
+    first = TaskRuntime.create(task).prepare()
+    done = next(first.env.venv.parent.parent.glob(f"installs/{first.env.key}-*.ok"))
+    stamp = done.read_text()
+    shutil.rmtree(first.env.venv)  # what `repogym cache prune --area envs` does to it
+    first.env.venv.with_name(first.env.key + ".ok").unlink()
+    again = TaskRuntime.create(task).prepare()
+    assert again.env.build_s > 0 and done.read_text() != stamp
+    with again.episode() as episode:
+        assert episode.run("python -c 'import hello; print(hello.greet())'").output.strip() == "hi"

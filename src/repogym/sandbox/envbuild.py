@@ -244,6 +244,13 @@ def run_build_step(
     return result
 
 
+def env_stamp(venv: Path) -> str:
+    """Which build of an environment this is (its folder's inode and change time): install layers made
+    over one build are not used over another."""
+    info = venv.stat()
+    return f"{info.st_ino}-{info.st_ctime_ns}"
+
+
 def install_layer_dir(key: str, pristine: Path, overlay: bool) -> Path:
     """Where the install layers of environment `key` at the commit of `pristine` are kept."""
     return cache_dir("installs") / f"{key}-{pristine.name}-{'overlay' if overlay else 'copy'}"
@@ -299,18 +306,20 @@ class EnvBuilder:
                 shutil.rmtree(venv)
             os.replace(staging, venv)
             if self.sandbox.isolated and repo_install_lines(task, pristine):
-                self._keep_install_layer(layer, install_layer_dir(key, pristine, overlay))
+                folder = install_layer_dir(key, pristine, overlay)
+                self._keep_install_layer(layer, folder, env_stamp(venv))
         finally:
             layer.close()
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
 
     @staticmethod
-    def _keep_install_layer(layer: EpisodeLayer, folder: Path) -> None:
+    def _keep_install_layer(layer: EpisodeLayer, folder: Path, stamp: str) -> None:
         """What the build's install wrote in the repo becomes its commit's install layer (installs.py
         finishes it), so the commit the environment was built at pays for no second install."""
         if folder.exists():
             shutil.rmtree(folder)
+        folder.with_name(folder.name + ".ok").unlink(missing_ok=True)
         folder.mkdir()
         os.rename(layer.root / ("upper" if layer.uses_overlay else "copy"), folder / "repo")
-        (folder / "from-build").touch()
+        (folder / "from-build").write_text(stamp)

@@ -39,6 +39,7 @@ from repogym.sandbox.envbuild import (
     BUILD_LIMITS,
     EnvHandle,
     build_binds,
+    env_stamp,
     install_layer_dir,
     repo_install_script,
     run_build_step,
@@ -89,14 +90,24 @@ def ensure_commit_layers(sandbox: Sandbox, task: Task, env: EnvHandle, pristine:
     overlay = sandbox.supports_overlay
     folder = install_layer_dir(env.key, pristine, overlay)
     done = folder.with_name(folder.name + ".ok")
-    if not done.exists():
+    # Layers belong to one build of the environment: after a prune and rebuild they are made again.
+    stamp = env_stamp(env.venv)
+    if _read(done) != stamp:
         with FileLock(str(folder) + ".lock"):
-            if not done.exists():
-                if not (folder / "from-build").exists():
+            if _read(done) != stamp:
+                done.unlink(missing_ok=True)
+                if _read(folder / "from-build") != stamp:
                     _install(sandbox, task, env, pristine, folder, step, overlay)
                 _make_baseline(sandbox, env, pristine, folder, overlay)
-                done.touch()
+                done.write_text(stamp)
     return _layers(folder, pristine, env, overlay, step)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
 
 
 def _layers(folder: Path, pristine: Path, env: EnvHandle, overlay: bool, step: str) -> CommitLayers:
