@@ -83,7 +83,9 @@ def test_clone3_is_enosys_so_libc_falls_back_to_the_checked_clone(episode):
     )
     results = _results(output)
     assert results["clone3"] == (-1, "ENOSYS"), output
-    assert results["fork"] == (7, "ok") and results["thread"] == (1, "ok") and results["subprocess"] == (3, "ok")
+    assert (
+        results["fork"] == (7, "ok") and results["thread"] == (1, "ok") and results["subprocess"] == (3, "ok")
+    )
 
 
 def test_io_uring_setup_in_the_jail_fails(episode):
@@ -137,12 +139,23 @@ def test_unprivileged_bwrap_still_starts_under_the_filter():
     program = filter_path()
     assert program is not None
     fd = os.open(program, os.O_RDONLY)  # opened here: nobody may not read the cache folder
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    jail = [
+        "bwrap",
+        "--unshare-user",
+        "--unshare-pid",
+        "--ro-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+    ]
+    command = ["sh", "-c", "echo started; unshare -U true && echo NESTED"]
     try:
         result = subprocess.run(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
-            + ["bwrap", "--unshare-user", "--unshare-pid", "--ro-bind", "/", "/", "--proc", "/proc"]
-            + ["--dev", "/dev", "--seccomp", str(fd), "--"]
-            + ["sh", "-c", "echo started; unshare -U true && echo NESTED"],
+            [*nobody, *jail, "--seccomp", str(fd), "--", *command],
             capture_output=True,
             text=True,
             timeout=30,

@@ -2,7 +2,8 @@
 
 Mapping (per test id, a pytest nodeid such as ``tests/test_x.py::TestC::test_y[1-2]``, as SWE-bench uses):
 setup failed -> ERROR; call failed -> FAILED (a strict xpass fails its call); teardown failed -> ERROR;
-call passed -> PASSED (a non-strict xpass too); skipped -> SKIPPED, or XFAIL when pytest marked it xfail;
+call passed -> PASSED (a non-strict xpass too); skipped -> SKIPPED; an expected failure -> XFAIL when the test
+carries an xfail mark, FAILED when it came from ``pytest.xfail()`` at run time (code under test can call it);
 a file that fails to collect -> ERROR under the file's id.
 
 Guarantees:
@@ -37,6 +38,7 @@ Not guaranteed:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,7 +62,15 @@ if TYPE_CHECKING:
     from repogym.grading.parsers import TestRun
 
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "pytest_plugin"
+LAUNCHER = "repogym_pytest.py"
 DEFAULT_TEST_CMD = "python -m pytest -rA -p no:cacheprovider"
+
+# `python -m pytest` (any interpreter name or path, with interpreter options before -m) and a bare
+# `pytest` / `py.test` word; the first one in the command is the run that gets the launcher.
+_MODULE_RUN = re.compile(
+    r"(?<!\S)(?P<python>\S*python[0-9.]*)(?P<options>(?:\s+(?!-m(?:\s|$))\S+)*?)\s+-m\s+(?:pytest|py\.test)(?=\s|$)"
+)
+_SCRIPT_RUN = re.compile(r"(?<!\S)(?<!-m )(?:pytest|py\.test)(?=\s|$)")
 
 _EXIT_MEANINGS = {
     2: "pytest was interrupted",
@@ -79,8 +89,12 @@ class PytestParser:
     """Where `plugin_dir` is seen by the command (the host folder itself for a sandbox without bind mounts)."""
 
     def command(self, test_cmd: str, test_ids: Sequence[str], report_file: str) -> str:
-        run = with_args(test_cmd or DEFAULT_TEST_CMD, "-p repogym_report " + shell_join(test_ids))
-        return report_command(self.plugin_mount, report_file, run)
+        """`test_cmd` with its pytest started by the launcher (see `launched`) and the ids added."""
+        command = test_cmd or DEFAULT_TEST_CMD
+        run = launched(command, f"{self.plugin_mount}/{LAUNCHER}")
+        # The launcher registers the plugin itself; another way of running pytest loads it by name.
+        plugin = "" if run != command else "-p repogym_report "
+        return report_command(self.plugin_mount, report_file, with_args(run, plugin + shell_join(test_ids)))
 
     def parse(self, run: TestRun) -> TestReport:
         if run.report_text is None:
@@ -111,6 +125,31 @@ class PytestParser:
             exit_meanings=_EXIT_MEANINGS,
             tool="pytest",
         )
+
+
+def launched(test_cmd: str, launcher: str) -> str:
+    """`test_cmd` with its pytest run started by `launcher` (repogym_pytest.py), which imports pytest and the
+    report plugin before the repository is on sys.path; a command that runs pytest some other way
+    (a script, `coverage run -m pytest`) is left as it is.
+
+    >>> launched("python -m pytest -rA", "/p/repogym_pytest.py")
+    'python /p/repogym_pytest.py --cwd-first -rA'
+    >>> launched("PYTHONPATH=. python3.9 -W ignore -m pytest tests", "/p/l.py")
+    'PYTHONPATH=. python3.9 -W ignore /p/l.py --cwd-first tests'
+    >>> launched("pytest -rA -p pytest_cov", "/p/l.py"), launched("coverage run -m pytest", "/p/l.py")
+    ('python /p/l.py -rA -p pytest_cov', 'coverage run -m pytest')
+    """
+    module_run = _MODULE_RUN.search(test_cmd)
+    script_run = _SCRIPT_RUN.search(test_cmd)
+    if module_run and (script_run is None or module_run.start() <= script_run.start()):
+        start, end = module_run.span()
+        replacement = f"{module_run['python']}{module_run['options']} {launcher} --cwd-first"
+    elif script_run:
+        start, end = script_run.span()
+        replacement = f"python {launcher}"
+    else:
+        return test_cmd
+    return test_cmd[:start] + replacement + test_cmd[end:]
 
 
 def _normal_id(nodeid: str) -> str:
@@ -146,7 +185,11 @@ def _status(phases: Mapping[str, Mapping[str, Any]]) -> TestStatus | None:
     if decisive is None:
         return None
     if decisive["outcome"] == "skipped":
-        return TestStatus.XFAIL if decisive.get("wasxfail") is True else TestStatus.SKIPPED
+        if decisive.get("wasxfail") is not True:
+            return TestStatus.SKIPPED
+        # An expected failure only when the test is marked so: pytest.xfail() at run time (which code under
+        # test can call) means the test stopped before it passed.
+        return TestStatus.XFAIL if decisive.get("xfail_marked") is True else TestStatus.FAILED
     if decisive is call:  # passed, a non-strict xpass included
         return TestStatus.PASSED
     return None  # setup passed but the call never reported

@@ -8,7 +8,9 @@ Records, one JSON object per line, in this order:
 
 - ``{"event": "start", "pytest": ..., "python": ..., "pid": ...}``
 - ``{"event": "test", "nodeid": ..., "when": "setup"|"call"|"teardown", "outcome": "passed"|"failed"|"skipped",
-  "wasxfail": bool, "duration": float}`` per test phase
+  "wasxfail": bool, "xfail_marked": bool, "duration": float}`` per test phase; ``xfail_marked`` says whether
+  the test carries an xfail mark (its own, its class's or its module's), so that an xfail raised at run time
+  by ``pytest.xfail()``, which code under test can call, is told apart from an expected failure
 - ``{"event": "collect_error", "nodeid": ...}`` per file (or directory) that failed to collect
 - ``{"event": "sessionfinish", "exitstatus": int, "records": int, "counts": {...}}`` last, where ``records`` is
   the number of test and collect_error records written before it
@@ -75,6 +77,7 @@ class _Reporter(object):
                 "when": report.when,
                 "outcome": outcome,
                 "wasxfail": hasattr(report, "wasxfail"),
+                "xfail_marked": _xfail_marked(report),
                 "duration": float(getattr(report, "duration", 0.0) or 0.0),
             }
         )
@@ -101,6 +104,14 @@ class _Reporter(object):
 
     def close(self):
         self._stream.close()
+
+
+def _xfail_marked(report):
+    """True when the test carries an xfail mark: marks are among a report's keywords (under xdist too)."""
+    try:
+        return "xfail" in (getattr(report, "keywords", None) or {})
+    except Exception:  # a keywords object of an unexpected kind: no mark seen
+        return False
 
 
 def _is_xdist_worker(config):
