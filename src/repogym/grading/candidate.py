@@ -212,6 +212,10 @@ def _ignore_reason(
     pristine: PristineText,
 ) -> tuple[str, str]:
     """(the path to blame, why) for the first protected path, or ('', '')."""
+    # A shared config file's section is judged against its text at the base commit, under the names that
+    # have one (`a/setup.cfg` is one of the names -p1 could mean, and has none); a new file under all.
+    shared = [p for p in paths if PurePosixPath(p).name in SHARED_FILES]
+    existing = [p for p in shared if pristine(p)]
     for path in paths:
         name = PurePosixPath(path).name
         if path in protected:
@@ -225,7 +229,7 @@ def _ignore_reason(
         why = loaded_by_itself(path)
         if why:
             return path, why
-        if name in SHARED_FILES and _changes_pytest_section(patched, path, pristine(path)):
+        if path in (existing or shared) and _changes_pytest_section(patched, path, pristine(path)):
             return path, "test configuration section"
     return "", ""
 

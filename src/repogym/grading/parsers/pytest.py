@@ -38,6 +38,7 @@ Not guaranteed:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -117,14 +118,19 @@ class PytestParser:
             # pytest stops before running anything when a file fails to collect: the errors are the result.
             note = f"collection failed in {', '.join(collect_errors)}; no test ran"
             return trusted(run, statuses, collected=False, note=note)
-        return judge_exit(
+        # The exit code is checked against pytest's own view, in which a pytest.xfail() at run time is an
+        # expected failure; the result keeps repogym's view of it, a failure.
+        raised = {t for t, p in phases.items() if _xfail_raised_at_run_time(p)}
+        judged = judge_exit(
             run,
-            statuses,
+            {t: TestStatus.XFAIL if t in raised else s for t, s in statuses.items()},
             _durations(phases),
             ran_tests=bool(phases),
             exit_meanings=_EXIT_MEANINGS,
             tool="pytest",
         )
+        results = {t: dataclasses.replace(r, status=statuses[t]) for t, r in judged.results.items()}
+        return dataclasses.replace(judged, results=results)
 
 
 def launched(test_cmd: str, launcher: str) -> str:
@@ -189,10 +195,18 @@ def _status(phases: Mapping[str, Mapping[str, Any]]) -> TestStatus | None:
             return TestStatus.SKIPPED
         # An expected failure only when the test is marked so: pytest.xfail() at run time (which code under
         # test can call) means the test stopped before it passed.
-        return TestStatus.XFAIL if decisive.get("xfail_marked") is True else TestStatus.FAILED
+        return TestStatus.FAILED if _xfail_raised_at_run_time(phases) else TestStatus.XFAIL
     if decisive is call:  # passed, a non-strict xpass included
         return TestStatus.PASSED
     return None  # setup passed but the call never reported
+
+
+def _xfail_raised_at_run_time(phases: Mapping[str, Mapping[str, Any]]) -> bool:
+    """An expected failure of a test without an xfail mark: pytest.xfail() called while it ran."""
+    decisive = phases.get("call") or phases.get("setup")
+    if decisive is None or decisive.get("outcome") != "skipped" or decisive.get("wasxfail") is not True:
+        return False
+    return decisive.get("xfail_marked") is not True
 
 
 def _durations(phases: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, float]:
