@@ -153,29 +153,39 @@ def _prepare(
         if landed:
             detail = f"applying the patch changed paths a candidate may not change: {landed}"
             return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
+    canary = None
     if task.test_patch.strip():
-        ok, failure = _apply(episode, task.test_patch, "test.patch", strategies=_APPLY_STRATEGIES[:1])
-        if not ok:
+        canary = _plant(task, test_paths)
+        applied, failure, planted = _apply_test_patch(episode, task.test_patch, canary)
+        if not applied:
             return _result(task, Outcome.INFRA_ERROR, f"the task's test patch does not apply: {failure}")
-    canary = _plant(task, episode, test_paths)
+        canary = canary if planted else None
     # Nothing the tests run may read the patches: the canary is the one test the test patch does not have.
     for leftover in episode.inbox.iterdir():
         leftover.unlink()
     return filtered, applied_with, canary
 
 
-def _plant(task: Task, episode: Episode, test_paths: list[str]) -> Canary | None:
-    """Append the canary to its test file in the episode; None when the task has no place for one."""
-    canary = plant_canary(get_parser(task.env.log_parser).name, task.FAIL_TO_PASS, test_paths)
-    if canary is None:
-        return None
-    code = episode.put_file(f"{time.monotonic_ns()}.py", canary.code)
-    # Appended by the jail, as the sandbox uid, to the file the test patch wrote (never through a link).
-    appended = episode.run(
-        f"test -f {shell_join([canary.path])} && ! test -L {shell_join([canary.path])} && "
-        f"cat {code} >> {shell_join([canary.path])}"
-    )
-    return canary if appended.ok else None
+def _plant(task: Task, test_paths: list[str]) -> Canary | None:
+    """The canary for this task; None when the framework or the FAIL_TO_PASS ids leave no place for one."""
+    return plant_canary(get_parser(task.env.log_parser).name, task.FAIL_TO_PASS, test_paths)
+
+
+def _apply_test_patch(episode: Episode, test_patch: str, canary: Canary | None) -> tuple[bool, str, bool]:
+    """(applied, why not, canary planted): the test patch with git apply and, in the same jailed command
+    (one sandbox start, not two), the canary appended by the sandbox uid to its file, never through a link."""
+    patch = episode.put_file("test.patch", test_patch)
+    command = f"git apply --whitespace=nowarn {patch}"
+    marker = ""
+    if canary is not None:
+        code = episode.put_file(f"{time.monotonic_ns()}.py", canary.code)
+        target = shell_join([canary.path])
+        marker = f"planted-{time.monotonic_ns()}"
+        command += f" && {{ test -f {target} && ! test -L {target} && cat {code} >> {target} && echo {marker}; true; }}"
+    result = episode.run(command)
+    if not result.ok:
+        return False, f"git apply: {_tail(result)}", False
+    return True, "", bool(marker) and marker in result.output
 
 
 def run_tests(
