@@ -134,3 +134,14 @@ def test_the_test_commands_own_files_are_dropped() -> None:
     assert _ignored("bin/test", "#!/usr/bin/env python\nrun()\n", "print('ok')\n", ("bin/test",)) == (
         "bin/test (run by the test command)",
     )
+
+
+def test_a_shared_config_file_made_a_link_to_an_unprotected_file_is_dropped() -> None:
+    """tox.ini is read before setup.cfg: a new tox.ini that is a link to evil.ini (a name nothing protects,
+    holding a [pytest] section) showed the filter only the link's target text, which has no section."""
+    link = (
+        "diff --git a/tox.ini b/tox.ini\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n"
+        "+++ b/tox.ini\n@@ -0,0 +1 @@\n+src/calc/evil.ini\n\\ No newline at end of file\n"
+    )
+    result = filter_candidate(link, [], lambda p: "")
+    assert result.ignored == ("tox.ini (test configuration (a link: what pytest reads is not in the patch))",)

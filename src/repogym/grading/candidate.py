@@ -10,7 +10,8 @@ after the attack it stops (tests/grading/test_hostile_grading*.py):
 - changes to what decides how tests run are dropped, wherever the file is:
   conftest.py; pytest's dedicated configuration files (pytest.ini, .pytest.ini,
   pytest.toml, .pytest.toml); setup.cfg, tox.ini and pyproject.toml when the
-  edit changes the pytest section pytest would read (pytest_config.py); the
+  edit changes the pytest section pytest would read (pytest_config.py), or makes
+  one of them a link (to text the patch does not show); the
   files the task's test command names (a runner script such as sympy's
   bin/test, a `-c` file);
 - files Python or pytest load by themselves, before or instead of the code under
@@ -229,9 +230,18 @@ def _ignore_reason(
         why = loaded_by_itself(path)
         if why:
             return path, why
+        if name in SHARED_FILES and _is_link(patched):
+            return path, "test configuration (a link: what pytest reads is not in the patch)"
         if path in (existing or shared) and _changes_pytest_section(patched, path, pristine(path)):
             return path, "test configuration section"
     return "", ""
+
+
+def _is_link(patched: PatchedFile) -> bool:
+    """Whether the section makes the file a symbolic link (its text is then only the link's target)."""
+    return any(
+        str(line).startswith(("new file mode 120000", "new mode 120000")) for line in patched.patch_info or ()
+    )
 
 
 def _changes_pytest_section(patched: PatchedFile, path: str, original: str) -> bool:

@@ -18,20 +18,24 @@ Guarantees:
 - Exit code 5 (no tests collected) gives ``collected=False``, and so does a run stopped by collection errors.
 - No stale report: the command deletes the report file first and the plugin refuses to write into a file
   that already exists.
+- Nothing in the repository stands in for pytest or the plugin: a command that runs pytest as
+  ``python -m pytest`` or ``pytest`` is started by the launcher (pytest_plugin/repogym_pytest.py), which
+  imports both before any folder of the repository is on sys.path. (The one exception is a task whose
+  repository is pytest itself.)
 
 Not guaranteed:
 
-- Code under test runs in the same process as the plugin. A patch written to subvert the grader can
-  monkeypatch pytest, write a forged report and os._exit with a matching status, or shadow the plugin with a
-  ``repogym_report.py`` of its own at the repository root (with ``python -m pytest`` the working directory
-  comes before PYTHONPATH on sys.path). Deliberate in-process forgery is stopped by the grader's other rules
-  (test files come from the test patch; candidate changes to conftest.py and test configuration are
-  discarded; so should be a candidate's ``repogym_report.py``), not by this parser.
+- Code under test runs in the same process as the plugin: it can monkeypatch pytest or the plugin, rewrite
+  the report, or write one of its own and os._exit with a matching status. This parser cannot tell; the
+  grader's canary (grading/canary.py, judged in grading/judge.py) catches a forger that does not single it
+  out. A command that starts pytest some other way (``coverage run -m pytest``, a script) gets no launcher:
+  the plugin is then loaded with ``-p repogym_report`` from PYTHONPATH, and a same-named module of the
+  repository could shadow it (the candidate filter drops ``repogym_*`` names).
 - The repository's own test configuration applies. The command does not add ``-o addopts=""``: real
   repositories need their addopts (``--import-mode``, ``-p pytester``, doctest options) to collect the ids
   SWE-bench uses. A hostile configuration can deselect tests or block the plugin (``-p no:repogym_report``),
   which shows as missing tests or a missing report, never as passes; turning a failure into a pass takes a
-  hook in conftest.py, which the grader discards.
+  hook (conftest.py, a configured plugin), and the grader discards candidate changes to all of those.
 - pytest exits 4 without running anything when one of the given ids does not exist; graders pass test files
   or ids known to exist.
 """

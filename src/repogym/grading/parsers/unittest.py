@@ -1,7 +1,8 @@
 """unittest: per-test statuses from the repogym_unittest runner's JSON-lines report, never from printed lines.
 
 Test ids are unittest's dotted ids (``pkg.tests.test_x.TestC.test_y``). Mapping: passed -> PASSED; failed (a
-failing subtest included) -> FAILED; error -> ERROR; skipped -> SKIPPED; expected failure -> XFAIL; unexpected
+failing subtest included) -> FAILED; error -> ERROR; skipped -> SKIPPED; expected failure -> XFAIL for a test
+decorated with expectedFailure, FAILED otherwise (Python 2 takes an _ExpectedFailure raised anywhere); unexpected
 success -> FAILED (unittest itself counts it as a failure since Python 3.4); a name or module that fails to load
 -> ERROR under that name; a class or module fixture error -> ERROR under unittest's description of it
 (``setUpClass (mod.Class)``). When one id has several results (subtests), the worst wins.
@@ -15,11 +16,13 @@ Guarantees:
 - No stale report: the command deletes the report file first and the runner refuses to write into a file that
   already exists.
 
+- Nothing in the repository stands in for the runner or the standard library it uses: a ``-m unittest``
+  command runs the runner as a script, which imports them before the repository's folders are on sys.path.
+
 Not guaranteed:
 
-- Code under test runs in the runner's process: a patch written to subvert the grader can forge the report
-  (or shadow ``repogym_unittest`` with a module of its own at the repository root, which comes first on
-  sys.path with ``python -m``). The grader's other rules stop that, not this parser.
+- Code under test runs in the runner's process and can forge the report; the grader's canary
+  (grading/canary.py) catches a forger that does not single it out, not this parser.
 """
 
 from __future__ import annotations

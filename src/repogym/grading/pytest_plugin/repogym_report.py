@@ -1,7 +1,8 @@
 """pytest plugin that writes each test result as a JSON line to a report file, for repogym's grader.
 
-Loaded inside the sandbox with ``-p repogym_report`` (this folder is mounted at /opt/repogym/plugins and put
-on PYTHONPATH). The report file's path comes from the environment variable REPOGYM_REPORT_FILE, which the
+Registered inside the sandbox by the launcher beside it (repogym_pytest.py, which imports it before the
+repository is on sys.path), or loaded with ``-p repogym_report`` by a command the launcher cannot start (this
+folder is mounted at /opt/repogym/plugins and put on PYTHONPATH). The report file's path comes from the environment variable REPOGYM_REPORT_FILE, which the
 plugin removes from os.environ at once so tests and their subprocesses do not inherit it.
 
 Records, one JSON object per line, in this order:
