@@ -160,9 +160,6 @@ def _prepare(
         if not applied:
             return _result(task, Outcome.INFRA_ERROR, f"the task's test patch does not apply: {failure}")
         canary = canary if planted else None
-    # Nothing the tests run may read the patches: the canary is the one test the test patch does not have.
-    for leftover in episode.inbox.iterdir():
-        leftover.unlink()
     return filtered, applied_with, canary
 
 
@@ -182,10 +179,19 @@ def _apply_test_patch(episode: Episode, test_patch: str, canary: Canary | None) 
         target = shell_join([canary.path])
         marker = f"planted-{time.monotonic_ns()}"
         command += f" && {{ test -f {target} && ! test -L {target} && cat {code} >> {target} && echo {marker}; true; }}"
-    result = episode.run(command)
+    try:
+        result = episode.run(command)
+    finally:
+        # Nothing the tests run may read the patches: the canary is the one test the test patch lacks.
+        _remove_from_inbox(episode, patch, *([code] if canary is not None else []))
     if not result.ok:
         return False, f"git apply: {_tail(result)}", False
     return True, "", bool(marker) and marker in result.output
+
+
+def _remove_from_inbox(episode: Episode, *jail_paths: str) -> None:
+    for jail_path in jail_paths:
+        (episode.inbox / PurePosixPath(jail_path).name).unlink(missing_ok=True)
 
 
 def run_tests(
@@ -246,11 +252,16 @@ def _apply(
     """Apply with the first strategy that works; returns (strategy, '') or ('', why it failed)."""
     path = episode.put_file(name, patch)
     failures = []
-    for label, template in strategies:
-        result = episode.run(template.format(patch=path))
-        if result.ok:
-            return label, ""
-        failures.append(f"{label}: {_tail(result)}")  # git apply is atomic: nothing to undo before the next
+    try:
+        for label, template in strategies:
+            result = episode.run(template.format(patch=path))
+            if result.ok:
+                return label, ""
+            failures.append(
+                f"{label}: {_tail(result)}"
+            )  # git apply is atomic: nothing to undo before the next
+    finally:
+        _remove_from_inbox(episode, path)
     return "", "; ".join(failures)
 
 
