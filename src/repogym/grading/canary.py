@@ -35,6 +35,9 @@ _WORDS = ("again", "basic", "case", "check", "edge", "extra", "input", "more", "
 
 # The canary is a real `def` under its own name (a forger that looks for the tests a diff adds finds it),
 # given the copied test's signature, fixtures and marks by functools.wraps, then moved where the test is.
+# A parametrized test is copied with its first case only (the canary need not run them all); when that
+# cannot be done safely (an argument list that is an iterator, which two tests cannot share), or anything
+# else goes wrong, the canary stays a plain failing test.
 _TEMPLATE = """
 
 
@@ -49,8 +52,47 @@ def {name}(*args, **kwargs):
 _copy_of_{tag} = None
 
 
-def _plant_{tag}(check, name):
+def _first_case_{tag}(mark):
+    import pytest
+    names, values = mark.args[:2] if len(mark.args) >= 2 else (mark.args[0], mark.kwargs["argvalues"])
+    if not isinstance(values, (list, tuple, type(range(0)))):
+        raise TypeError("parametrize values that are not a sequence cannot be shared")
+    options = dict((key, value) for key, value in mark.kwargs.items() if key != "argvalues")
+    if isinstance(options.get("ids"), (list, tuple)):
+        options["ids"] = list(options["ids"])[:1]
+    return pytest.mark.parametrize(names, list(values)[:1], **options).mark
+
+
+def _copy_{tag}(found, check, name):
     import functools
+    import inspect
+    import types
+    if getattr(inspect, "iscoroutinefunction", None) is not None and inspect.iscoroutinefunction(found):
+        space = {{"target": found, "got": {got}, "want": {want}}}
+        exec("async def check(*args, **kwargs):\\n    await target(*args, **kwargs)\\n"
+             "    assert got == want, '%r != %r' % (got, want)\\n", space)
+        copy = space["check"]
+    else:
+        copy = types.FunctionType(check.__code__, check.__globals__, name)
+    copy = functools.wraps(found)(copy)
+    copy.__wrapped__ = found
+    copy.__name__ = name
+    if hasattr(copy, "__qualname__"):
+        copy.__qualname__ = name
+    old_style = getattr(copy, "parametrize", None)  # pytest < 3.6 kept marks as attributes
+    for mark in getattr(old_style, "_marks", [old_style] if old_style is not None else []):
+        if not isinstance(mark.args[1] if len(mark.args) > 1 else None, (list, tuple, type(range(0)))):
+            raise TypeError("parametrize values that are not a sequence cannot be shared")
+    marks = getattr(copy, "pytestmark", None)
+    if isinstance(marks, list):
+        kept = [mark for mark in marks if getattr(mark, "name", None) != "xfail"]
+        copy.pytestmark = [_first_case_{tag}(m) if getattr(m, "name", None) == "parametrize" else m for m in kept]
+    for attribute in ("xfail", "__unittest_expecting_failure__"):
+        copy.__dict__.pop(attribute, None)
+    return copy
+
+
+def _plant_{tag}(check, name):
     import inspect
     owner = found = None
     try:
@@ -66,25 +108,10 @@ def _plant_{tag}(check, name):
                 break
         if not callable(found) or isinstance(found, (staticmethod, classmethod, type)):
             raise LookupError({target!r})
-    except Exception:
-        owner = found = None
-    if found is not None:
+        check = _copy_{tag}(found, check, name)
         globals()["_copy_of_{tag}"] = found
-        if getattr(inspect, "iscoroutinefunction", None) is not None and inspect.iscoroutinefunction(found):
-            space = {{"target": found, "got": {got}, "want": {want}}}
-            exec("async def check(*args, **kwargs):\\n    await target(*args, **kwargs)\\n"
-                 "    assert got == want, '%r != %r' % (got, want)\\n", space)
-            check = space["check"]
-        check = functools.wraps(found)(check)
-        check.__wrapped__ = found
-        check.__name__ = name
-        if hasattr(check, "__qualname__"):
-            check.__qualname__ = name
-        marks = getattr(check, "pytestmark", None)
-        if isinstance(marks, list):
-            check.pytestmark = [mark for mark in marks if getattr(mark, "name", None) != "xfail"]
-        for attribute in ("xfail", "__unittest_expecting_failure__"):
-            check.__dict__.pop(attribute, None)
+    except Exception:
+        owner = None
     if owner is not None:
         setattr(owner, name, check)
         del globals()[name]
@@ -97,7 +124,7 @@ def _plant_{tag}(check, name):
 
 
 _plant_{tag}({name}, {name!r})
-del _plant_{tag}
+del _plant_{tag}, _copy_{tag}, _first_case_{tag}
 """
 
 
@@ -127,8 +154,8 @@ def plant_canary(
     test_patch_paths: Iterable[str],
     rng: random.Random | None = None,
 ) -> Canary | None:
-    """A canary copying the first FAIL_TO_PASS test that lives in a Python file of the test patch, for the
-    'pytest' or 'unittest' framework; None when there is none (or another framework).
+    """A canary copying a FAIL_TO_PASS test that lives in a Python file of the test patch (the first that is
+    not parametrized, else the first), for the 'pytest' or 'unittest' framework; None when there is none.
 
     >>> canary = plant_canary("pytest", ["tests/t.py::TestC::test_add[1]"], ["tests/t.py"], random.Random(1))
     >>> canary.path, canary.test_ids
@@ -138,7 +165,8 @@ def plant_canary(
     """
     rng = rng or secrets.SystemRandom()
     files = [p for p in test_patch_paths if p.endswith(".py")]
-    for test_id in fail_to_pass:
+    # A test that is not parametrized first: its copy runs once, a parametrized one's once per case kept.
+    for test_id in sorted(fail_to_pass, key=lambda test_id: "[" in test_id):
         located = _locate(framework, test_id, files)
         if located is not None:
             return _canary(framework, *located, rng)
