@@ -31,7 +31,8 @@ from pathlib import Path
 from _common import big_task, git, load_average, machine_line, make_big_repo, markdown_table, private_cache
 
 from repogym.grading import grade as grade_module
-from repogym.grading.grade import grade, test_directives
+from repogym.grading.canary import plant_canary
+from repogym.grading.grade import grade, run_directives, test_directives
 from repogym.grading.parsers import pytest as pytest_parser
 from repogym.grading.parsers.common import shell_join
 from repogym.grading.report import Outcome
@@ -84,39 +85,92 @@ def _bare(task: Task, runtime: TaskRuntime) -> bool:
     return all(statuses.get(t) == "PASSED" for t in [*task.FAIL_TO_PASS, *task.PASS_TO_PASS])
 
 
-def _one(variant: str, task: Task, runtime: TaskRuntime) -> float:
+def _one(variant: str, task: Task, runtime: TaskRuntime) -> tuple[float, float]:
+    """(seconds for the whole grade, seconds of its test run)."""
     started = time.perf_counter()
     if variant == "bare":
-        ok = _bare(task, runtime)
+        ok, tests_s = _bare(task, runtime), float("nan")
     else:
         with _without(canary=variant in ("full", "no launcher"), launcher=variant in ("full", "no canary")):
             result = grade(task, task.patch, runtime=runtime)
-        ok = result.outcome is Outcome.RESOLVED
+        ok, tests_s = result.outcome is Outcome.RESOLVED, result.timings["tests_s"]
     elapsed = time.perf_counter() - started
     if not ok:
         raise SystemExit(f"{variant} did not resolve the gold patch of {task.instance_id}")
-    return elapsed
+    return elapsed, tests_s
 
 
-def measure(rounds: int) -> list[list[object]]:
+def measure(tasks: dict[str, Task], rounds: int) -> list[list[object]]:
     rows: list[list[object]] = []
-    with private_cache() as scratch:
-        tasks = {"toy (3 tests)": make_toy_task(scratch / "toy"), "biglib (32 tests)": _big_bug_task(scratch)}
-        for label, task in tasks.items():
-            runtime = TaskRuntime.create(task, "bwrap").prepare()
-            times: dict[str, list[float]] = {v: [] for v in VARIANTS}
-            for _ in range(2):  # warm the page cache and the interpreter's own caches
-                for variant in VARIANTS:
-                    _one(variant, task, runtime)
-            for round_index in range(rounds):
-                order = VARIANTS[round_index % len(VARIANTS) :] + VARIANTS[: round_index % len(VARIANTS)]
-                for variant in order:
-                    times[variant].append(_one(variant, task, runtime))
-            medians = {v: statistics.median(times[v]) for v in VARIANTS}
+    for label, task in tasks.items():
+        runtime = TaskRuntime.create(task, "bwrap").prepare()
+        times: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        test_runs: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        for _ in range(2):  # warm the page cache and the interpreter's own caches
             for variant in VARIANTS:
-                seconds = medians[variant]
-                ratios = f"{seconds / medians['neither']:.3f}", f"{seconds / medians['bare']:.3f}"
-                rows.append([label, variant, f"{seconds * 1000:.0f}", *ratios])
+                _one(variant, task, runtime)
+        for round_index in range(rounds):
+            order = VARIANTS[round_index % len(VARIANTS) :] + VARIANTS[: round_index % len(VARIANTS)]
+            for variant in order:
+                total, tests_s = _one(variant, task, runtime)
+                times[variant].append(total)
+                test_runs[variant].append(tests_s)
+        medians = {v: statistics.median(times[v]) for v in VARIANTS}
+        for variant in VARIANTS:
+            seconds = medians[variant]
+            ratios = f"{seconds / medians['neither']:.3f}", f"{seconds / medians['bare']:.3f}"
+            tests_ms = statistics.median(test_runs[variant]) * 1000
+            rows.append(
+                [
+                    label,
+                    variant,
+                    f"{seconds * 1000:.0f}",
+                    "" if tests_ms != tests_ms else f"{tests_ms:.0f}",
+                    *ratios,
+                ]
+            )
+    return rows
+
+
+RUN_VARIANTS = ("-p plugin", "launcher", "-p plugin + canary", "launcher + canary")
+
+
+def measure_test_runs(tasks: dict[str, Task], rounds: int, logs: Path) -> list[list[object]]:
+    """The test run alone, repeated in one episode with the gold patch and the test patch applied: the
+    plugin loaded with -p (as before) or by the launcher, on the test file with or without the canary."""
+    rows: list[list[object]] = []
+    for label, task in tasks.items():
+        runtime = TaskRuntime.create(task, "bwrap").prepare()
+        with runtime.episode(readonly_git=True) as episode:
+            patch = episode.put_file("patch.diff", task.patch)
+            tests = episode.put_file("tests.diff", task.test_patch)
+            path = task.FAIL_TO_PASS[0].split("::")[0]
+            plain, marked = path.replace(".py", "_plain.py"), path.replace(".py", "_canary.py")
+            canary = plant_canary("pytest", [task.FAIL_TO_PASS[0].replace(path, marked)], [marked])
+            assert canary is not None
+            code = episode.put_file("canary.py", canary.code)
+            setup = episode.run(
+                f"git apply {patch} && git apply {tests} && cp {path} {plain} && cp {path} {marked} && "
+                f"cat {code} >> {marked}"
+            )
+            assert setup.ok, setup.output
+            times: dict[str, list[float]] = {v: [] for v in RUN_VARIANTS}
+            for round_index in range(rounds + 2):  # two warm-up rounds
+                shift = round_index % len(RUN_VARIANTS)
+                for variant in RUN_VARIANTS[shift:] + RUN_VARIANTS[:shift]:
+                    with _without(canary=True, launcher="launcher" in variant):
+                        started = time.perf_counter()
+                        report = run_directives(task, episode, [marked if "canary" in variant else plain],
+                                                logs / "run.log")  # fmt: skip
+                        elapsed = time.perf_counter() - started
+                    if not report.collected or round_index < 2:
+                        assert report.collected, report.note
+                        continue
+                    times[variant].append(elapsed)
+        base = statistics.median(times["-p plugin"])
+        for variant in RUN_VARIANTS:
+            seconds = statistics.median(times[variant])
+            rows.append([label, variant, f"{seconds * 1000:.0f}", f"{seconds / base:.3f}"])
     return rows
 
 
@@ -125,10 +179,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
     load_before = load_average()
-    rows = measure(args.rounds)
+    # One cache for the whole run: some of repogym's paths are remembered per process.
+    with private_cache() as scratch:
+        tasks = {"toy (3 tests)": make_toy_task(scratch / "toy"), "biglib (32 tests)": _big_bug_task(scratch)}
+        rows = measure(tasks, args.rounds)
+        runs = measure_test_runs(tasks, args.rounds * 2, scratch / "logs")
     print(machine_line())
     print(f"load average {load_before} before, {load_average()} after; {args.rounds} rounds, medians")
-    print(markdown_table(["task", "variant", "ms per grade", "vs neither", "vs bare"], rows))
+    header = ["task", "variant", "ms per grade", "ms in the test run", "vs neither", "vs bare"]
+    print(markdown_table(header, rows))
+    print(f"\nThe test run alone, {args.rounds * 2} rounds in one episode, medians")
+    print(markdown_table(["task", "variant", "ms per test run", "vs -p plugin"], runs))
 
 
 if __name__ == "__main__":

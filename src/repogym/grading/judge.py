@@ -30,6 +30,7 @@ say so was not written by an honest run.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from repogym.grading.canary import Canary
@@ -74,9 +75,8 @@ def judge(task: Task, report: TestReport, canary: Canary | None = None) -> Verdi
     if report.timed_out:
         return _untrusted(task, Outcome.TIMEOUT, "the test run hit the wall-clock limit")
     if not report.collected:
-        return _untrusted(
-            task, Outcome.TESTS_DID_NOT_RUN, report.note or "the test run produced no trusted results"
-        )
+        why = _hide(report.note, canary) or "the test run produced no trusted results"
+        return _untrusted(task, Outcome.TESTS_DID_NOT_RUN, why)
     statuses = report.statuses()
     status = resolved_status(statuses, task.FAIL_TO_PASS, task.PASS_TO_PASS)
     forged = _canary_problem(statuses, canary, resolved=status is ResolvedStatus.FULL)
@@ -103,6 +103,21 @@ def _canary_problem(statuses: dict[str, TestStatus], canary: Canary | None, *, r
         found = ", ".join(sorted(s.value for s in seen)) or "missing"
         return f"every required test passed but a check the grader added, which must fail, is {found}"
     return ""
+
+
+def _hide(note: str, canary: Canary | None) -> str:
+    """`note` without the canary's name: details reach the agent's last observation, and trajectories train
+    models; a name pattern learnt there would single the canary out.
+
+    >>> _hide("exit code 0 but the report records failures (t.py::test_a, t.py::test_x[1])",
+    ...       Canary("t.py", "", ("t.py::test_x",)))
+    'exit code 0 but the report records failures (t.py::test_a, a test the grader added)'
+    """
+    if canary is None:
+        return note
+    for test_id in canary.test_ids:
+        note = re.sub(re.escape(test_id) + r"(\[[^\]]*\])?", "a test the grader added", note)
+    return note
 
 
 def _untrusted(task: Task, outcome: Outcome, detail: str) -> Verdict:

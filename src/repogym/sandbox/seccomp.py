@@ -109,12 +109,18 @@ def jail_filter(machine: str) -> bytes | None:
 
 
 @functools.cache
+def _program(machine: str) -> bytes | None:
+    return jail_filter(machine)
+
+
 def filter_path() -> str | None:
-    """A file holding this machine's filter (written once), or None when there is none."""
-    program = jail_filter(platform.machine())
+    """A file in the current cache holding this machine's filter (written when missing), or None when
+    there is none. Not cached itself: REPOGYM_CACHE may change within a process (benchmarks, tests)."""
+    machine = platform.machine()
+    program = _program(machine)
     if program is None:
         return None
-    path = cache_dir("seccomp") / f"jail-{platform.machine()}.bpf"
+    path = cache_dir("seccomp") / f"jail-{machine}.bpf"
     if not path.exists() or path.read_bytes() != program:
         # Written aside and renamed: a concurrent jail never reads half a program.
         partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
