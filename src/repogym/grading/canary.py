@@ -109,6 +109,7 @@ def _copy_{tag}(found, check, name):
 
 def _plant_{tag}(check, name):
     import inspect
+    name = str(name)  # a str under Python 2 even with unicode_literals in the test file
     owner = found = None
     try:
         holder = globals()
@@ -132,7 +133,7 @@ def _plant_{tag}(check, name):
         del globals()[name]
     elif {unittest!r}:
         import unittest
-        globals()[{klass!r}] = type({klass!r}, (unittest.TestCase,), {{name: check}})
+        globals()[str({klass!r})] = type(str({klass!r}), (unittest.TestCase,), {{name: check}})
         del globals()[name]
     else:
         globals()[name] = check
