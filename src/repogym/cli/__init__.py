@@ -13,15 +13,21 @@ import typer
 
 from repogym import __version__
 from repogym.cli import (
+    cache_cmd,
     config_cmd,
+    data_cmd,
     env_cmd,
+    eval_cmd,
     grade_cmd,
     mine_cmd,
+    model_cmd,
     quickstart_cmd,
+    report_cmd,
     rollout_cmd,
     samples_cmd,
     scrub_cmd,
     tasks_cmd,
+    train_cmd,
     validate_cmd,
 )
 from repogym.cli.common import console, print_error
@@ -51,6 +57,12 @@ for _stage in (
     grade_cmd,
     env_cmd,
     rollout_cmd,
+    data_cmd,
+    model_cmd,
+    train_cmd,
+    eval_cmd,
+    report_cmd,
+    cache_cmd,
 ):
     _stage.register(app)
 

@@ -7,25 +7,18 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from repogym.cli.common import console, err_console, print_json
+from repogym.cli.common import console, err_console, exits_on_error, nothing_produced, print_json
 from repogym.config import load_config, validate_config
 from repogym.mining.config import MiningConfig
 from repogym.mining.gitcmd import resolve_revision
 from repogym.mining.history import count_first_parent
 from repogym.mining.mine import mine_to_file
 
+DEFAULT_KINDS = ["fix"]
+
 
 def register(app: typer.Typer) -> None:
-    app.command("mine")(mine_command)
-
-
-def _settings(config: Path | None, overrides: list[str], flags: dict[str, object]) -> MiningConfig:
-    """The YAML file, then --set overrides, then the explicit flags (those given win)."""
-    settings = load_config(config, overrides, model=MiningConfig)
-    given = {key: value for key, value in flags.items() if value}
-    if not given:
-        return settings
-    return validate_config({**settings.model_dump(), **given}, MiningConfig, source="command line")
+    app.command("mine")(exits_on_error(mine_command))
 
 
 def mine_command(
@@ -56,9 +49,24 @@ def mine_command(
     overrides: list[str] = typer.Option(
         [], "--set", help="Override a MiningConfig field: key=value (repeatable)."
     ),
+    kinds: str = typer.Option(
+        "", "--kinds", help="Change kinds to keep, comma-separated: fix, feature, refactor, removal (default: fix)."
+    ),
+    issue_writer: str = typer.Option(
+        "", "--issue-writer", help="openai:MODEL rewrites problem statements without revealing the fix."
+    ),
+    base_url: str = typer.Option(
+        "", "--base-url", help="The issue writer's endpoint, e.g. http://127.0.0.1:8000/v1 ($OPENAI_BASE_URL)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the funnel as JSON instead of a table."),
 ) -> None:
     """Walk the history and write candidate tasks (code patch, test patch, problem statement); validate them next.
+
+    Each candidate is classified as fix / feature / refactor / removal; only fixes are kept unless --kinds says
+    otherwise, and the rest are counted in the funnel.
+
+    Exit status 1 when no commit became a candidate (no file is written; the funnel says where each went),
+    2 on bad arguments.
 
     Example: repogym mine ../calc --out candidates.jsonl --prs calc.prs.jsonl --since 2024-01-01 --funnel funnel.json
     """
@@ -69,10 +77,14 @@ def mine_command(
         "max_candidates": max_candidates,
         "branch": branch,
         "repo_name": repo_name,
+        "kinds": [part.strip() for part in kinds.split(",")] if kinds else [],
+        "issue_writer": issue_writer,
+        "issue_writer_base_url": base_url,
     }
     given = {key: value for key, value in flags.items() if value}
-    if given:
-        settings = validate_config({**settings.model_dump(), **given}, MiningConfig, source="command line")
+    if "kinds" not in given and "kinds" not in settings.model_fields_set:
+        given["kinds"] = DEFAULT_KINDS  # the command mines bug fixes; the library keeps every kind
+    settings = validate_config({**settings.model_dump(), **given}, MiningConfig, source="command line")
     resolve_revision(repo, settings.branch)  # a bad repository or branch fails before the progress bar
     total = count_first_parent(repo, settings.branch, settings.since, settings.until)
     with Progress(
@@ -85,8 +97,15 @@ def mine_command(
         )
     if json_out:
         print_json(result.funnel.to_dict())
+    else:
+        console.print(result.funnel.table(title=f"mining funnel: {repo}"))
+    if not result.tasks:
+        raise nothing_produced(
+            f"no commit of {result.funnel.scanned} became a candidate; {out} was not written"
+            + (f" (funnel in {funnel})" if funnel else "")
+        )
+    if json_out:
         return
-    console.print(result.funnel.table(title=f"mining funnel: {repo}"))
     console.print(
         f"[green]wrote[/] {len(result.tasks)} candidates to {out} "
         f"({result.funnel.scanned} commits in {result.elapsed_s:.1f} s, {result.commits_per_s:,.0f} commits/s)"
