@@ -149,7 +149,13 @@ def test_429_and_503_are_retried_and_usage_is_recorded(scripted_endpoint, monkey
     client = policy(url, max_retries=3, api_key_env="REPOGYM_TEST_KEY")
     turn = client.act(PolicyRequest(MESSAGES, []))
     assert turn.text == "ok" and turn.prompt_tokens == 7
-    assert client.usage == {"requests": 3, "retries": 2, "prompt_tokens": 7, "completion_tokens": 2}
+    assert client.usage == {
+        "requests": 3,
+        "retries": 2,
+        "timeouts": 0,
+        "prompt_tokens": 7,
+        "completion_tokens": 2,
+    }
     assert server.seen == ["Bearer sk-test"] * 3
 
 

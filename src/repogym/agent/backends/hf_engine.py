@@ -141,7 +141,7 @@ class BatchEngine:
         self._waiting: deque[Job] = deque()
         self._wake = threading.Condition()
         self._closing = False
-        self._running = 0
+        self._running: set[Job] = set()
         self._counts = dict.fromkeys(
             ("completed", "cancelled", "timed_out", "rejected", "failed", "batches", "decode_steps",
              "tokens_generated", "peak_batch", "row_steps"), 0,
@@ -168,7 +168,7 @@ class BatchEngine:
     def stats(self) -> EngineStats:
         with self._wake:
             counts = dict(self._counts)
-            depth, running, latency = len(self._waiting), self._running, self._latency_total
+            depth, running, latency = len(self._waiting), len(self._running), self._latency_total
         steps = counts.pop("decode_steps")
         row_steps = counts.pop("row_steps")
         return EngineStats(
@@ -214,8 +214,6 @@ class BatchEngine:
                 for job in [*(batch.jobs if batch else []), *joining]:
                     self._finish(job, exc)
                 batch = None
-            with self._wake:
-                self._running = len(batch.jobs) if batch is not None else 0
 
     def _take_waiting(self, batch: _Batch | None) -> list[Job] | None:
         """Jobs to admit now ([] = none); waits while idle; None when closing. Drops cancelled waiters."""
@@ -238,7 +236,7 @@ class BatchEngine:
             if batch is not None and not batch.joinable:
                 room = 0
             taken = [self._waiting.popleft() for _ in range(min(room, len(self._waiting)))]
-            self._running = len(taken) + (len(batch.jobs) if batch else 0)
+            self._running.update(taken)
             return taken
 
     def _admit(self, batch: _Batch | None, jobs: list[Job]) -> _Batch:
@@ -304,6 +302,7 @@ class BatchEngine:
         if job.future.done():
             return
         with self._wake:
+            self._running.discard(job)
             if error is None:
                 self._counts["completed"] += 1
                 self._latency_total += time.monotonic() - job.submitted
