@@ -64,6 +64,9 @@ def rollout_command(
     seed: int = typer.Option(None, "--seed", help="Sampling seed."),
     concurrency: int = typer.Option(8, "--concurrency", help="openai: requests in flight; hf: batch size."),
     timeout_s: float = typer.Option(120.0, "--timeout-s", help="openai: seconds per HTTP request."),
+    max_retries: int = typer.Option(
+        4, "--max-retries", help="openai: retries of a request (timeouts, 429, 5xx), with backoff."
+    ),
     logprobs: bool = typer.Option(
         False, "--logprobs", help="openai: record token log-probabilities and ids."
     ),
@@ -97,8 +100,8 @@ def rollout_command(
     config = RolloutConfig(
         tasks=str(tasks_file),
         policy=PolicyConfig(
-            spec=policy, base_url=base_url, api_key_env=api_key_env, timeout_s=timeout_s, concurrency=concurrency,
-            logprobs=logprobs,
+            spec=policy, base_url=base_url, api_key_env=api_key_env, timeout_s=timeout_s, max_retries=max_retries,
+            concurrency=concurrency, logprobs=logprobs,
         ),
         out=str(out), n=n, jobs=jobs, executor=executor, ray_address=ray_address, keep=keep,
         instance_ids=tuple(instance),
