@@ -12,8 +12,8 @@ goes on.
 Why not `model.generate()`: it runs one batch to the end of its longest row,
 with one sampling setting and one seed for all rows, and cannot take new rows;
 transformers' own continuous batching (`generate_batch`, paged attention) has
-no per-request seeds or greedy/sampled mix and ran the tiny model about 10x
-slower than this loop on CPU. Each row here has its own `torch.Generator`, so a
+no per-request seeds or greedy/sampled mix, and on CPU ran 4 prompts x 64
+tokens of the tiny model 10-15x slower than this loop (same run, 2 cores). Each row here has its own `torch.Generator`, so a
 seeded request samples the same tokens alone or in any batch.
 
 Guarantees: a row's tokens and log-probabilities do not depend on which other
@@ -34,6 +34,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from repogym.agent.backends.hf_batch import RowBatch, warped_logprobs
 from repogym.agent.policies import PolicyUnavailable, SamplingParams
 
 #: How long an idle loop waits for more jobs to arrive before prefilling the first one alone.
@@ -199,7 +200,7 @@ class BatchEngine:
             self._loop()
 
     def _loop(self) -> None:
-        batch: _Batch | None = None
+        batch: RowBatch | None = None
         while True:
             joining = self._take_waiting(batch)
             if joining is None:  # closing
@@ -215,7 +216,7 @@ class BatchEngine:
                     self._finish(job, exc)
                 batch = None
 
-    def _take_waiting(self, batch: _Batch | None) -> list[Job] | None:
+    def _take_waiting(self, batch: RowBatch | None) -> list[Job] | None:
         """Jobs to admit now ([] = none); waits while idle; None when closing. Drops cancelled waiters."""
         with self._wake:
             if batch is None:
@@ -239,13 +240,13 @@ class BatchEngine:
             self._running.update(taken)
             return taken
 
-    def _admit(self, batch: _Batch | None, jobs: list[Job]) -> _Batch:
+    def _admit(self, batch: RowBatch | None, jobs: list[Job]) -> RowBatch:
         import torch
 
         for job in jobs:
             if job.sampling.seed is not None:
                 job.generator = torch.Generator(device=self.model.device).manual_seed(job.sampling.seed)
-        joined = _Batch.prefill(self, jobs)
+        joined = RowBatch.prefill(self.model, jobs, self.pad_id, self._cache_kwarg)
         with self._wake:
             self._counts["batches"] += 1
         self._sample(joined, joined.last_logits)
@@ -254,8 +255,8 @@ class BatchEngine:
             return joined
         return batch.merge(joined) if joined is not None else batch
 
-    def _decode_step(self, batch: _Batch) -> _Batch | None:
-        logits = batch.forward_one(self)
+    def _decode_step(self, batch: RowBatch) -> RowBatch | None:
+        logits = batch.forward_one(self.model, self._cache_kwarg)
         with self._wake:
             self._counts["decode_steps"] += 1
             self._counts["row_steps"] += len(batch.jobs)
@@ -263,7 +264,7 @@ class BatchEngine:
         self._sample(batch, logits)
         return self._retire(batch)
 
-    def _sample(self, batch: _Batch, logits: Any) -> None:
+    def _sample(self, batch: RowBatch, logits: Any) -> None:
         """One token per row, each with its own temperature, top_p and generator; appends to the jobs."""
         import torch
 
@@ -272,7 +273,7 @@ class BatchEngine:
         chosen = raw_logprobs.argmax(dim=-1).tolist()
         for row, job in enumerate(batch.jobs):
             if job.sampling.temperature > 0:
-                logprobs = _warped_logprobs(logits[row], job.sampling)
+                logprobs = warped_logprobs(logits[row], job.sampling)
                 token = int(torch.multinomial(logprobs.exp(), 1, generator=job.generator))
                 job.logprobs.append(float(logprobs[token]))
             else:
@@ -283,7 +284,7 @@ class BatchEngine:
         with self._wake:
             self._counts["tokens_generated"] += len(batch.jobs)
 
-    def _retire(self, batch: _Batch) -> _Batch | None:
+    def _retire(self, batch: RowBatch) -> RowBatch | None:
         """Finish the rows that ended; the batch of the rest (None when none is left)."""
         now = time.monotonic()
         keep = []
@@ -317,119 +318,8 @@ class BatchEngine:
         else:
             job.future.set_exception(error)
 
-    def _fail_all(self, batch: _Batch | None, error: BaseException) -> None:
+    def _fail_all(self, batch: RowBatch | None, error: BaseException) -> None:
         with self._wake:
             waiting, self._waiting = list(self._waiting), deque()
         for job in [*(batch.jobs if batch else []), *waiting]:
             self._finish(job, error)
-
-
-class _Batch:
-    """Running rows: their jobs, one KV cache (left-padded), the attention mask and each row's next position."""
-
-    def __init__(self, jobs: list[Job], cache: Any, mask: Any, positions: Any, joinable: bool) -> None:
-        self.jobs = jobs
-        self.cache = cache
-        self.mask = mask
-        self.positions = positions
-        self.joinable = joinable
-        self.next_tokens: list[int] = []
-        self.last_logits: Any = None
-
-    @classmethod
-    def prefill(cls, engine: BatchEngine, jobs: list[Job]) -> _Batch:
-        import torch
-        from transformers import DynamicCache
-        from transformers.cache_utils import DynamicLayer
-
-        device = engine.model.device
-        width = max(len(job.prompt_ids) for job in jobs)
-        ids = torch.tensor(
-            [[engine.pad_id] * (width - len(job.prompt_ids)) + job.prompt_ids for job in jobs], device=device
-        )
-        mask = torch.tensor(
-            [[0] * (width - len(job.prompt_ids)) + [1] * len(job.prompt_ids) for job in jobs], device=device
-        )
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        cache = DynamicCache(config=engine.model.config)
-        output = engine.model(
-            input_ids=ids, attention_mask=_unless_full(mask), position_ids=positions, use_cache=True, logits_to_keep=1,
-            **{engine._cache_kwarg: cache},
-        )  # fmt: skip
-        joinable = all(type(layer) is DynamicLayer for layer in cache.layers)
-        batch = cls(jobs, cache, mask, mask.sum(-1), joinable)
-        batch.last_logits = output.logits[:, -1, :]
-        return batch
-
-    def forward_one(self, engine: BatchEngine) -> Any:
-        """Feed each row its last token; the logits of the next one."""
-        import torch
-
-        ids = torch.tensor(self.next_tokens, device=self.mask.device).unsqueeze(-1)
-        self.mask = torch.cat([self.mask, self.mask.new_ones((len(self.jobs), 1))], dim=-1)
-        output = engine.model(
-            input_ids=ids, attention_mask=_unless_full(self.mask), position_ids=self.positions.unsqueeze(-1),
-            use_cache=True,
-            **{engine._cache_kwarg: self.cache},
-        )  # fmt: skip
-        self.positions = self.positions + 1
-        return output.logits[:, -1, :]
-
-    def select(self, rows: list[int]) -> _Batch:
-        """Only these rows; columns that became padding for every row are cut away."""
-        import torch
-
-        index = torch.tensor(rows, device=self.mask.device)
-        self.cache.batch_select_indices(index)
-        self.jobs = [self.jobs[row] for row in rows]
-        self.mask = self.mask[index]
-        self.positions = self.positions[index]
-        self.next_tokens = [self.next_tokens[row] for row in rows]
-        pad = int((self.mask.cumsum(-1) == 0).sum(-1).min())
-        if pad and self.joinable:
-            self.mask = self.mask[:, pad:]
-            for layer in self.cache.layers:
-                layer.keys, layer.values = layer.keys[..., pad:, :], layer.values[..., pad:, :]
-        return self
-
-    def merge(self, other: _Batch) -> _Batch:
-        """Both batches' rows in one: the shorter cache is left-padded to the longer one's length."""
-        import torch
-        import torch.nn.functional as F
-
-        width = max(self.mask.shape[1], other.mask.shape[1])
-
-        def pad_left(tensor: Any, seq_dim_from_end: int) -> Any:
-            missing = width - tensor.shape[-seq_dim_from_end]
-            if not missing:
-                return tensor
-            spec = [0, 0] * (seq_dim_from_end - 1) + [missing, 0]
-            return F.pad(tensor, spec)
-
-        for mine, theirs in zip(self.cache.layers, other.cache.layers, strict=True):
-            mine.keys = torch.cat([pad_left(mine.keys, 2), pad_left(theirs.keys, 2)])
-            mine.values = torch.cat([pad_left(mine.values, 2), pad_left(theirs.values, 2)])
-        self.mask = torch.cat([pad_left(self.mask, 1), pad_left(other.mask, 1)])
-        self.positions = torch.cat([self.positions, other.positions])
-        self.jobs = [*self.jobs, *other.jobs]
-        self.next_tokens = [*self.next_tokens, *other.next_tokens]
-        return self
-
-
-def _unless_full(mask: Any) -> Any:
-    """None when no row has padding: attention then takes its causal fast path (measured 1.3x on CPU)."""
-    return None if bool(mask.all()) else mask
-
-
-def _warped_logprobs(logits: Any, sampling: SamplingParams) -> Any:
-    """Log-probabilities of the distribution a sampled token is drawn from: temperature, then nucleus."""
-    import torch
-
-    scores = logits / sampling.temperature
-    if sampling.top_p < 1.0:
-        ordered, order = torch.sort(scores, descending=True)
-        cumulative = torch.softmax(ordered, dim=-1).cumsum(-1)
-        # Keep the smallest prefix whose mass reaches top_p (the first token always stays).
-        drop = cumulative - torch.softmax(ordered, dim=-1) >= sampling.top_p
-        scores = scores.scatter(-1, order[drop], float("-inf"))
-    return torch.log_softmax(scores, dim=-1)
