@@ -13,8 +13,9 @@ Why not `model.generate()`: it runs one batch to the end of its longest row,
 with one sampling setting and one seed for all rows, and cannot take new rows;
 transformers' own continuous batching (`generate_batch`, paged attention) has
 no per-request seeds or greedy/sampled mix, and on CPU ran 4 prompts x 64
-tokens of the tiny model 10-15x slower than this loop (same run, 2 cores). Each row here has its own `torch.Generator`, so a
-seeded request samples the same tokens alone or in any batch.
+tokens of the tiny model 10-15x slower than this loop (same run, 2 cores).
+Each row here has its own `torch.Generator`, so a seeded request samples the
+same tokens alone or in any batch.
 
 Guarantees: a row's tokens and log-probabilities do not depend on which other
 rows share its batch (up to floating-point noise of padded attention); a
