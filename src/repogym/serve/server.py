@@ -228,7 +228,8 @@ class _Handler(BaseHTTPRequestHandler):
             retry_after = {"Retry-After": str(int(exc.retry_after_s))}
             self._error(HTTPStatus.SERVICE_UNAVAILABLE, str(exc), "server_busy", retry_after)
         except JobTimedOut as exc:
-            self._error(HTTPStatus.GATEWAY_TIMEOUT, str(exc), "timeout")
+            hint = "; ask for fewer max_tokens, or start the server with a larger --request-timeout-s"
+            self._error(HTTPStatus.GATEWAY_TIMEOUT, str(exc) + hint, "timeout")
         except Exception as exc:  # a model error is the server's fault: say so, keep serving
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}", "server_error")
 
