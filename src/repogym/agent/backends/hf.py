@@ -46,7 +46,7 @@ class HFPolicy:
         import torch
         from transformers import AutoModelForCausalLM
 
-        from repogym.train.tiny import load_tokenizer
+        from repogym.train.tokenizer import load_tokenizer
 
         config = config or PolicyConfig(spec=f"hf:{model_dir}")
         folder = Path(model_dir)
