@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repogym.agent.backends.openai import EndpointReport, OpenAIPolicy, endpoint_report
 from repogym.agent.loop import AgentLimits
 from repogym.agent.policies import Policy, PolicyConfig, SamplingParams, make_policy
 from repogym.agent.prompts import load_prompts
-from repogym.agent.trajectory import Trajectory
+from repogym.agent.trajectory import GRADED_OUTCOMES, Trajectory
 from repogym.errors import ConfigError
 from repogym.files import write_json
 from repogym.rollout.attempt import AttemptSettings
@@ -88,10 +89,21 @@ class RolloutSummary:
     kept: int
     ran_now: int = 0
     skipped: int = 0
+    graded_now: int = 0
+    """Attempts of this run that got as far as a graded patch (the rest: endpoint down, env build failed, ...)."""
+    first_failure: str = ""
+    """The outcome and detail of this run's first attempt that was not graded, to say why in one line."""
+    endpoint: EndpointReport | None = None
+    """openai policies: the client's timeout and retries, what its requests went through, the server's state."""
 
     @property
     def resolve_rate(self) -> float:
         return self.resolved / self.attempts if self.attempts else 0.0
+
+    @property
+    def produced_nothing(self) -> bool:
+        """Attempts ran now and not one of them reached grading: the run produced nothing to learn from."""
+        return self.ran_now > 0 and self.graded_now == 0
 
     def to_dict(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "resolve_rate": self.resolve_rate}
@@ -183,12 +195,16 @@ def run_rollout(
     plan = plan or plan_rollout(config)
     keep_all = config.keep == "all"
     executor = _executor(config, plan.policy)
-    ran = 0
+    ran, graded, first_failure = 0, 0, ""
 
     def record(trajectory: Trajectory) -> None:
-        nonlocal ran
+        nonlocal ran, graded, first_failure
         plan.store.append(trajectory, keep=keep_all or trajectory.resolved)
         ran += 1
+        if trajectory.outcome in GRADED_OUTCOMES:
+            graded += 1
+        elif not first_failure:
+            first_failure = f"{trajectory.outcome.value}: {trajectory.detail}"[:300]
         if on_result is not None:
             on_result(trajectory)
 
@@ -197,7 +213,16 @@ def run_rollout(
     finally:
         executor.close()
         plan.store.close()
-    return summarize(plan.store.ledger_rows(), ran_now=ran, skipped=plan.skipped)
+    summary = summarize(plan.store.ledger_rows(), ran_now=ran, skipped=plan.skipped)
+    return dataclasses.replace(
+        summary, graded_now=graded, first_failure=first_failure, endpoint=_endpoint(config, plan.policy)
+    )
+
+
+def _endpoint(config: RolloutConfig, policy: Policy | None) -> EndpointReport | None:
+    if config.policy.kind != "openai":
+        return None
+    return endpoint_report(config.policy, policy if isinstance(policy, OpenAIPolicy) else None)
 
 
 def _executor(config: RolloutConfig, policy: Policy | None) -> LocalExecutor | RayExecutor:
