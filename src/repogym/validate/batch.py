@@ -29,6 +29,7 @@ from repogym.task import Task
 from repogym.validate.funnel import ValidationFunnel, build_funnel
 from repogym.validate.outcome import CandidateOutcome, Verdict, candidate_fingerprint
 from repogym.validate.pool import RuntimePool
+from repogym.validate.statement import StatementWriter, write_statements
 from repogym.validate.validate import validate_candidate
 
 
@@ -100,11 +101,13 @@ def validate_candidates(
     funnel_path: str | Path | None = None,
     on_start: Callable[[int, int], None] | None = None,
     on_result: Callable[[CandidateOutcome], None] | None = None,
+    statement_writer: StatementWriter | None = None,
 ) -> ValidationRun:
     """Validate every candidate not already done, scrub the validated ones and write them to `out`.
 
     `on_start(todo, done)` is called once before work starts; `on_result(outcome)` after each
-    candidate (from worker threads, one at a time).
+    candidate (from worker threads, one at a time). Validated synthetic tasks get a problem statement
+    from their failing tests' output, or from `statement_writer` (see `repogym.validate.statement`).
     """
     config = config or ValidateConfig()
     started = time.perf_counter()
@@ -119,6 +122,7 @@ def validate_candidates(
     if todo:
         _run_all(todo, partial, outcomes, config, on_result)
     validated = [outcomes[t.instance_id].to_task(t) for t in task_set if outcomes[t.instance_id].validated]
+    validated = write_statements(validated, statement_writer)
     scrubbed = scrub_tasks(validated, config.scrub_config) if config.scrub else None
     written = list(scrubbed.tasks) if scrubbed else validated
     save_tasks(written, out)
