@@ -14,6 +14,7 @@ import typer
 from repogym import __version__
 from repogym.cli import (
     config_cmd,
+    data_cmd,
     env_cmd,
     grade_cmd,
     mine_cmd,
@@ -21,6 +22,7 @@ from repogym.cli import (
     rollout_cmd,
     samples_cmd,
     scrub_cmd,
+    synth_cmd,
     tasks_cmd,
     validate_cmd,
 )
@@ -39,6 +41,8 @@ app = typer.Typer(
 )
 app.add_typer(tasks_cmd.app, name="tasks")
 app.add_typer(config_cmd.app, name="config")
+app.add_typer(synth_cmd.app, name="synth")
+app.add_typer(data_cmd.app, name="data")
 
 
 # One module per stage, each adding its commands; listed in pipeline order for `repogym --help`.
