@@ -27,6 +27,16 @@ _COLUMNS = (
 )
 
 
+_SHORT = {
+    "uncovered": "uncov",
+    "not_drawn": "undrawn",
+    "no_change": "no-op",
+    "does_not_compile": "bad",
+    "duplicate": "dup",
+    "over_max": "cap",
+}
+
+
 @dataclass(frozen=True)
 class MethodYield:
     method: str
@@ -102,9 +112,9 @@ class SynthFunnel:
             f"by {self.passing_tests}/{self.tests} passing tests, {self.files_covered}/{self.files} files)"
         )
         table = Table(title=escape(title))
-        table.add_column("method")
+        table.add_column("method", no_wrap=True)
         for name in _COLUMNS:
-            table.add_column(name.replace("_", " "), justify="right")
+            table.add_column(_SHORT.get(name, name), justify="right")
         for row in self.methods:
             table.add_row(row.method, *(str(getattr(row, name)) for name in _COLUMNS))
         totals = [sum(getattr(m, name) for m in self.methods) for name in _COLUMNS]

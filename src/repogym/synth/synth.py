@@ -166,7 +166,14 @@ def _dedupe_and_cap(bugs: list[Bug], config: SynthConfig) -> tuple[list[Bug], di
         seen.add(bug.digest)
         unique.append(bug)
     if config.max_candidates and len(unique) > config.max_candidates:
-        keep = set(random.Random(config.seed).sample(range(len(unique)), config.max_candidates))
+        rng = random.Random(config.seed)
+        # One of each method first (a rare method must not be sampled away), then uniformly.
+        by_method: dict[str, list[int]] = {}
+        for index, bug in enumerate(unique):
+            by_method.setdefault(bug.method, []).append(index)
+        firsts = [rng.choice(indexes) for _, indexes in sorted(by_method.items())][: config.max_candidates]
+        rest = [i for i in range(len(unique)) if i not in set(firsts)]
+        keep = set(firsts) | set(rng.sample(rest, config.max_candidates - len(firsts)))
         for index, bug in enumerate(unique):
             if index not in keep:
                 dropped["over_max"][bug.method] += 1
