@@ -102,15 +102,19 @@ def parity(n):
     return kind
 
 
+def volume(width, height, depth):
+    return width * height * depth
+
+
 def first_words(path, count):
     with open(path) as handle:
         words = handle.read().split()
     return words[:count]
 '''
 
-TESTS = '''import pytest
+TESTS = """import pytest
 
-from shapes.geometry import Rectangle, Square, clamp, first_words, parity, parse_size, total_area
+from shapes.geometry import Rectangle, Square, clamp, first_words, parity, parse_size, total_area, volume
 
 
 def test_area_and_perimeter():
@@ -161,11 +165,15 @@ def test_parity():
     assert parity(7) == "odd"
 
 
+def test_volume():
+    assert volume(2, 3, 4) == 24
+
+
 def test_first_words(tmp_path):
     path = tmp_path / "words.txt"
     path.write_text("one two three four")
     assert first_words(str(path), 2) == ["one", "two"]
-'''
+"""
 
 
 def git(repo: Path, *args: str) -> str:
@@ -201,7 +209,7 @@ def shapes_files() -> dict[str, str]:
         "src/shapes/__init__.py": '"""Shapes."""\n',
         "src/shapes/geometry.py": GEOMETRY,
         "tests/test_geometry.py": TESTS,
-        "LICENSE": "MIT License\n\nCopyright (c) 2024 Acme\n\nPermission is hereby granted, free of charge, to any person obtaining a copy of this software and associated documentation files (the \"Software\"), to deal in the Software without restriction, including without limitation the rights to use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies of the Software, and to permit persons to whom the Software is furnished to do so, subject to the following conditions:\n\nThe above copyright notice and this permission notice shall be included in all copies or substantial portions of the Software.\n\nTHE SOFTWARE IS PROVIDED \"AS IS\", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.\n",
+        "LICENSE": 'MIT License\n\nCopyright (c) 2024 Acme\n\nPermission is hereby granted, free of charge, to any person obtaining a copy of this software and associated documentation files (the "Software"), to deal in the Software without restriction, including without limitation the rights to use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies of the Software, and to permit persons to whom the Software is furnished to do so, subject to the following conditions:\n\nThe above copyright notice and this permission notice shall be included in all copies or substantial portions of the Software.\n\nTHE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.\n',
     }
 
 
@@ -221,8 +229,8 @@ def shapes_repo(tmp_path_factory, synth_cache) -> Path:
 
 @pytest.fixture(scope="session")
 def shapes_synth(shapes_repo, tmp_path_factory) -> SynthResult:
-    """Every method's candidates, two per function, for the shapes library."""
-    config = SynthConfig(repo_name=REPO_NAME, per_function=2, seed=0)
+    """Every method's candidates, up to six per function, for the shapes library."""
+    config = SynthConfig(repo_name=REPO_NAME, per_function=6, seed=0)
     return synthesize(shapes_repo, config, tmp_path_factory.mktemp("store"))
 
 

@@ -70,7 +70,7 @@ def changed_lines(new: str) -> list[tuple[str, str]]:
     ],
 )
 def test_single_line_methods_change_exactly_one_line(name, expected):
-    source, texts, found = mutations(name, "f")
+    _, texts, found = mutations(name, "f")
     assert all(m.method == name for m in found)
     assert all(compiles(text, "m.py") == "" for text in texts)
     singles = [changed_lines(text) for text in texts if len(SOURCE.splitlines()) == len(text.splitlines())]

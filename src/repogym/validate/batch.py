@@ -67,6 +67,8 @@ class ValidationRun:
     elapsed_s: float
     validated_now: int
     """Candidates validated in this run (not taken from the partial file)."""
+    clean_runs: int = 0
+    """Clean suite runs made for synthetic candidates (one per repo state, shared by its candidates)."""
 
     @property
     def candidates_per_minute(self) -> float:
@@ -119,8 +121,7 @@ def validate_candidates(
     todo = [task for task in task_set if task.instance_id not in outcomes]
     if on_start:
         on_start(len(todo), resumed)
-    if todo:
-        _run_all(todo, partial, outcomes, config, on_result)
+    clean_runs = _run_all(todo, partial, outcomes, config, on_result) if todo else 0
     validated = [outcomes[t.instance_id].to_task(t) for t in task_set if outcomes[t.instance_id].validated]
     validated = write_statements(validated, statement_writer)
     scrubbed = scrub_tasks(validated, config.scrub_config) if config.scrub else None
@@ -136,6 +137,7 @@ def validate_candidates(
         funnel=funnel,
         elapsed_s=time.perf_counter() - started,
         validated_now=len(todo),
+        clean_runs=clean_runs,
     )
 
 
@@ -145,7 +147,8 @@ def _run_all(
     outcomes: dict[str, CandidateOutcome],
     config: ValidateConfig,
     on_result: Callable[[CandidateOutcome], None] | None,
-) -> None:
+) -> int:
+    """Validate `todo`; returns how many clean suite runs synthetic candidates needed."""
     pool = RuntimePool(config.sandbox, config.repos_dir, config.limits)
     lock = threading.Lock()
 
@@ -168,6 +171,7 @@ def _run_all(
     finally:
         # On Ctrl-C, candidates not yet started are cancelled; the running ones finish and are saved.
         executor.shutdown(wait=True, cancel_futures=True)
+    return pool.clean_runs.made
 
 
 def _log_dir(config: ValidateConfig, task: Task) -> Path | None:

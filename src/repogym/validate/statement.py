@@ -20,6 +20,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from repogym.errors import RepogymError
+from repogym.mining.gitcmd import git
 from repogym.patches import parse_patch
 from repogym.sandbox.base import read_jail_file
 from repogym.task import Source, Task
@@ -143,7 +145,7 @@ def write_statements(tasks: Sequence[Task], writer: StatementWriter | None = Non
             continue
         log_path = task.metadata.get("validation", {}).get("logs", {}).get("before", "")
         log_text = (read_jail_file(Path(log_path)) or "") if log_path else ""
-        fragments = fix_fragments(task.patch, _buggy_side(task.patch))
+        fragments = fix_fragments(task.patch, buggy_code(task))
         statement = default_statement(task.FAIL_TO_PASS, log_text, fragments)
         record: dict[str, str] = {"writer": "tests"}
         if writer is not None:
@@ -174,11 +176,13 @@ def _ask(
     return text + "\n", {"writer": writer.name}
 
 
-def _buggy_side(patch: str) -> str:
-    """The gold patch's removed and context lines: what the buggy code shows (enough to tell a moved line
-    from a new one)."""
-    lines = []
-    for patched in parse_patch(patch) or []:
-        for hunk in patched:
-            lines += [line.value for line in hunk if not line.is_added]
-    return "".join(lines)
+def buggy_code(task: Task) -> str:
+    """What the solver sees of the files the gold patch touches: their text at the base commit (read from
+    the task's repository), or, when it cannot be read, the patch's removed and context lines."""
+    texts = []
+    for patched in parse_patch(task.patch) or []:
+        try:
+            texts.append(git(task.repo_source, "show", f"{task.base_commit}:{patched.path}"))
+        except RepogymError:
+            texts += [line.value for hunk in patched for line in hunk if not line.is_added]
+    return "".join(texts)
