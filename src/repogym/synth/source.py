@@ -56,7 +56,13 @@ class SourceFile:
 
     @classmethod
     def parse(cls, path: str, text: str) -> SourceFile:
-        """Parse `text`; raises ConfigError naming the file and line when it is not valid Python."""
+        """Parse `text`; raises ConfigError naming the file (and line) when it is not valid UTF-8 Python."""
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            # Read with surrogateescape: the bytes are not UTF-8 (a latin-1 coding cookie, say). The gold
+            # patch and the commits are UTF-8 text, so such a file is left alone rather than re-encoded.
+            raise ConfigError(f"{path}: not UTF-8 text; synth mutates UTF-8 sources only") from None
         try:
             wrapper = MetadataWrapper(cst.parse_module(text))
         except cst.ParserSyntaxError as exc:
