@@ -188,6 +188,7 @@ def statements_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="The tasks with rewritten problem statements.")],
     issue_writer: Annotated[str, typer.Option("--issue-writer", help="openai:MODEL: an OpenAI-compatible endpoint writes issue-style statements.")],
     base_url: Annotated[str, typer.Option("--base-url", help="The endpoint's base URL, e.g. http://127.0.0.1:8000/v1.")] = "",
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Longest statement, in tokens.")] = 400,
 ) -> None:  # fmt: skip
     """Rewrite synthetic tasks' statements with an LLM, told never to reveal the fix; a text that quotes the
     fix is refused and the failing-output statement kept (metadata["statement"] says which).
@@ -197,7 +198,7 @@ def statements_command(
     from repogym.synth.issues import make_issue_writer
     from repogym.validate.statement import rewrite_statements
 
-    writer = make_issue_writer(issue_writer, base_url)
+    writer = make_issue_writer(issue_writer, base_url, max_tokens)
     tasks = rewrite_statements(list(load_tasks(tasks_file)), writer)
     save_tasks(tasks, out)
     used = sum(1 for t in tasks if t.metadata.get("statement", {}).get("writer") == writer.name)

@@ -9,6 +9,7 @@ quotes the fix, or one too short to be a statement, is refused and the default k
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 from repogym.agent.policies import PolicyConfig, PolicyRequest, SamplingParams
 from repogym.errors import ConfigError
@@ -53,17 +54,19 @@ class OpenAIIssueWriter:
         return self._policy.act(request).text
 
 
-def make_issue_writer(spec: str, base_url: str) -> OpenAIIssueWriter:
+def make_issue_writer(spec: str, base_url: str, max_tokens: int = 400) -> OpenAIIssueWriter:
     """`openai:MODEL` -> a writer; anything else is a ConfigError naming what is supported."""
     kind, _, model = spec.partition(":")
     if kind != "openai":
         raise ConfigError(f"--issue-writer {spec!r}: only 'openai:MODEL' is supported (with --base-url URL)")
-    return OpenAIIssueWriter(model, base_url)
+    return OpenAIIssueWriter(model, base_url, max_tokens=max_tokens)
 
 
 def failing_test_source(task: Task, limit: int = 2) -> str:
     """The source of the first failing tests, read from the task's repository at its base commit."""
     chunks = []
+    if not task.repo_source or not Path(task.repo_source).is_dir():
+        return "(not available)"
     for test_id in task.FAIL_TO_PASS[:limit]:
         path, _, rest = test_id.partition("::")
         name = rest.split("::")[-1].split("[")[0]

@@ -157,6 +157,27 @@ def write_statements(tasks: Sequence[Task], writer: StatementWriter | None = Non
     return written
 
 
+def rewrite_statements(tasks: Sequence[Task], writer: StatementWriter) -> list[Task]:
+    """Synthetic tasks whose statement is the failing-output one get the writer's statement instead (when it
+    passes the check); every other task is left alone."""
+    rewritten = []
+    for task in tasks:
+        record = task.metadata.get("statement")
+        if (
+            task.source is not Source.SYNTHETIC
+            or not isinstance(record, dict)
+            or record.get("writer") != "tests"
+        ):
+            rewritten.append(task)
+            continue
+        fragments = fix_fragments(task.patch, buggy_code(task))
+        statement, record = _ask(writer, task, task.problem_statement, fragments)
+        rewritten.append(
+            task.replace(problem_statement=statement, metadata={**task.metadata, "statement": record})
+        )
+    return rewritten
+
+
 def _ask(
     writer: StatementWriter, task: Task, default: str, fragments: Sequence[str]
 ) -> tuple[str, dict[str, str]]:
@@ -180,9 +201,12 @@ def buggy_code(task: Task) -> str:
     """What the solver sees of the files the gold patch touches: their text at the base commit (read from
     the task's repository), or, when it cannot be read, the patch's removed and context lines."""
     texts = []
+    readable = bool(task.repo_source) and Path(task.repo_source).is_dir()
     for patched in parse_patch(task.patch) or []:
         try:
+            if not readable:
+                raise RepogymError("no local repository")
             texts.append(git(task.repo_source, "show", f"{task.base_commit}:{patched.path}"))
-        except RepogymError:
+        except (RepogymError, OSError):
             texts += [line.value for hunk in patched for line in hunk if not line.is_added]
     return "".join(texts)
