@@ -12,7 +12,7 @@ from repogym.synth.synth import synthesize
 
 from .conftest import GEOMETRY, REPO_NAME, TESTS, git, make_repo
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("synth-shapes")]
 
 
 def config(**changes) -> SynthConfig:

@@ -20,7 +20,7 @@ from repogym.validate.statement import buggy_code, fix_fragments, reveals_fix
 
 from .conftest import REPO_NAME
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("synth-shapes")]
 
 
 def git(repo: str | Path, *args: str) -> str:
