@@ -103,18 +103,7 @@ def synthesize(
             f"considered, {len(coverage.passing)} passing test(s)); check --include/--exclude and that the "
             "tests import the package from the repository"
         )
-    methods = resolve_methods(config.methods)
-    yields: list[FileYield] = []
-    unparsable: list[tuple[str, str]] = []
-    for done, path in enumerate(covered):
-        if progress:
-            progress("injecting", done, len(covered))
-        try:
-            parsed = SourceFile.parse(path, store.read(rev, path))
-        except ConfigError as exc:
-            unparsable.append((path, str(exc)))
-            continue
-        yields.append(inject_file(parsed, coverage, methods, config))
+    yields, unparsable = _inject(store, rev, covered, coverage, config, progress)
     bugs, dropped = _dedupe_and_cap([bug for y in yields for bug in y.bugs], config)
     ids = {bug.digest: f"{prefix}-synth-{bug.method}-{bug.digest[:10]}" for bug in bugs}
     if progress:
@@ -137,8 +126,43 @@ def synthesize(
               clean, rev, coverage, config, license_id, created_at)
         for bug in bugs
     )  # fmt: skip
-    funnel = _funnel(repo_name, rev, files, covered, unparsable, coverage, yields, dropped, bugs, methods)
+    funnel = _funnel(
+        repo_name,
+        rev,
+        files,
+        covered,
+        unparsable,
+        coverage,
+        yields,
+        dropped,
+        bugs,
+        resolve_methods(config.methods),
+    )
     return SynthResult(tasks, funnel, store.path, time.perf_counter() - started)
+
+
+def _inject(
+    store: TaskRepo,
+    rev: str,
+    covered: list[str],
+    coverage: CoverageMap,
+    config: SynthConfig,
+    progress: Progress | None,
+) -> tuple[list[FileYield], list[tuple[str, str]]]:
+    """Every covered file parsed and drawn from; the files libcst cannot read are named, not fatal."""
+    methods = resolve_methods(config.methods)
+    yields: list[FileYield] = []
+    unparsable: list[tuple[str, str]] = []
+    for done, path in enumerate(covered):
+        if progress:
+            progress("injecting", done, len(covered))
+        try:
+            parsed = SourceFile.parse(path, store.read(rev, path))
+        except ConfigError as exc:
+            unparsable.append((path, str(exc)))
+            continue
+        yields.append(inject_file(parsed, coverage, methods, config))
+    return yields, unparsable
 
 
 def _candidate_files(store: TaskRepo, rev: str, config: SynthConfig) -> list[str]:

@@ -186,18 +186,10 @@ def validate_synthetic(
     clean_passing = [t for t in plan.tests if all(category(run.get(t)) is Category.PASS for run in after)]
     budget = max(TIME_FLOOR_S, TIME_FACTOR * clean.seconds / max(runs, 1) + TIME_FLOOR_S / 3)
     runtime.limits = runtime.limits.model_copy(update={"wall_s": min(runtime.limits.wall_s, budget)})
-    before: list[Statuses] = []
-    reports: list[TestReport] = []
-    with runtime.episode() as episode:
-        for k in range(runs):
-            report = _run_tests(task, episode, list(plan.tests), logs / f"before-{k}")
-            if not report.results:
-                detail = f"the tests gave no trusted result with the bug ({report.note or 'no results'}; log {report.log_path})"
-                return drop(Verdict.TESTS_DID_NOT_RUN, detail)
-            reports.append(report)
-            before.append({t: s for t, s in report.statuses().items() if t in wanted})
-            if k == 0 and not any(category(before[0].get(t)) is Category.FAIL for t in clean_passing):
-                break  # every test that passes cleanly passed with the bug: no FAIL_TO_PASS can come of more runs
+    before, reports = _before_runs(task, runtime, plan, runs, logs, clean_passing)
+    if not reports[-1].results:
+        detail = f"the tests gave no trusted result with the bug ({reports[-1].note or 'no results'}; log {reports[-1].log_path})"
+        return drop(Verdict.TESTS_DID_NOT_RUN, detail)
     validation: dict[str, Any] = {
         "runs": runs,
         "before_runs": len(before),
@@ -229,6 +221,26 @@ def validate_synthetic(
         validation=validation,
         fingerprint=fingerprint,
     )
+
+
+def _before_runs(
+    task: Task, runtime: TaskRuntime, plan: SyntheticPlan, runs: int, logs: Path, clean_passing: list[str]
+) -> tuple[list[Statuses], list[TestReport]]:
+    """The K runs with the bug, in one episode; they stop at a run with no trusted result (the last report
+    then has none) and after the first run when no test that passes cleanly failed."""
+    wanted = set(plan.tests)
+    before: list[Statuses] = []
+    reports: list[TestReport] = []
+    with runtime.episode() as episode:
+        for k in range(runs):
+            report = _run_tests(task, episode, list(plan.tests), logs / f"before-{k}")
+            reports.append(report)
+            if not report.results:
+                break
+            before.append({t: s for t, s in report.statuses().items() if t in wanted})
+            if k == 0 and not any(category(before[0].get(t)) is Category.FAIL for t in clean_passing):
+                break  # every test that passes cleanly passed with the bug: no FAIL_TO_PASS can come of more runs
+    return before, reports
 
 
 def _run_tests(task: Task, episode: Episode, tests: list[str], log_base: Path) -> TestReport:
