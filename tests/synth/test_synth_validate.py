@@ -9,7 +9,7 @@ import pytest
 
 from repogym.dataset import load_tasks
 from repogym.grading.grade import grade
-from repogym.patches import apply_patch
+from repogym.patches import apply_patch, unified_diff
 from repogym.sandbox.runtime import TaskRuntime
 from repogym.synth.config import SynthConfig
 from repogym.synth.methods import method_names
@@ -134,10 +134,34 @@ def test_validate_again_resumes_without_running_anything(shapes_validated):
 
 
 def test_gold_resolves_and_empty_does_not(shapes_validated):
-    written = list(load_tasks(shapes_validated.out))
-    for task in written[:3]:
-        assert grade(task, task.patch).resolved, task.instance_id
-        assert not grade(task, "").resolved, task.instance_id
+    """`repogym grade TASKS --instance ID --gold` / `--empty`, as a user runs them."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from repogym.cli import app
+
+    for task in list(load_tasks(shapes_validated.out))[:2]:
+        verdicts = {}
+        for flag in ("--gold", "--empty"):
+            args = ["grade", str(shapes_validated.out), "--instance", task.instance_id, flag, "--json"]
+            result = CliRunner().invoke(app, args)
+            assert result.exit_code == 0, result.output
+            verdicts[flag] = json.loads(result.stdout)["resolved"]
+        assert verdicts == {"--gold": True, "--empty": False}, task.instance_id
+
+
+def test_a_patch_that_edits_the_failing_test_does_not_resolve_a_synthetic_task(shapes_validated):
+    """A synthetic task has no test patch to restore the tests: the grader must still ignore a candidate's
+    changes to the repository's own test files."""
+    task = next(iter(load_tasks(shapes_validated.out)))
+    path = task.FAIL_TO_PASS[0].split("::", 1)[0]
+    original = git(task.repo_source, "show", f"{task.base_commit}:{path}")
+    gutted = "\n".join(line.replace("assert ", "assert True or ") for line in original.splitlines()) + "\n"
+    hack = unified_diff({path: original}, {path: gutted})
+    result = grade(task, hack)
+    assert not result.resolved
+    assert any(path in ignored for ignored in result.ignored_paths)
 
 
 def test_synthetic_base_hides_the_injected_diff(shapes_validated):
