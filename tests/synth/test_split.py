@@ -181,3 +181,11 @@ def test_mined_tasks_split_by_function_share_no_function(mined_repo, tmp_path):
     train, test = sides(split)
     assert not train & test
     save_tasks(list(split.test), tmp_path / "t.jsonl")
+
+
+def test_by_repo_leaves_no_repository_on_both_sides(tasks):
+    spread = [t.replace(repo=f"o/r{i % 5}", instance_id=f"{t.instance_id}-{i % 5}") for i, t in enumerate(tasks)]
+    split = split_tasks(spread, "repo", 0.6, 2)
+    repos = [{t.repo for t in side} for side in (split.train, split.test)]
+    assert split.test and not repos[0] & repos[1]
+    assert split.manifest["test_keys"] == sorted(f"repo:{r}" for r in repos[1])
