@@ -29,6 +29,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -254,6 +255,8 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("REPOGYM_CACHE", str(work / "cache"))
     meter = CpuMeter()
+    # A kill (timeout, Ctrl-C) must still leave the cgroup: SIGTERM goes through the finally below.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     results = []
     try:
         if args.samples_dir:

@@ -60,7 +60,7 @@ def inject_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="Candidates file; .jsonl, .json or .parquet picks the format.")],
     seed: Annotated[int, typer.Option("--seed", help="Same seed and repo state: same candidates, ids and commits.")] = 0,
     rev: Annotated[str, typer.Option("--rev", help="The clean state to inject bugs into (branch, tag or sha).")] = "HEAD",
-    methods: Annotated[list[str], typer.Option("--methods", "-m", help="Methods to use, comma-separated or repeated (default: all; see `repogym synth methods`).")] = [],  # noqa: B006
+    methods: Annotated[list[str], typer.Option("--methods", "-m", help="Methods or groups (single_line, structural, class), comma-separated or repeated (default: all; see `repogym synth methods`).")] = [],  # noqa: B006
     per_function: Annotated[int, typer.Option("--per-function", min=1, help="Most candidates per covered function.")] = 10,
     max_candidates: Annotated[int, typer.Option("--max", min=0, help="Write at most N candidates per repository (a seeded sample); 0 = all.")] = 0,
     single_line_weight: Annotated[float, typer.Option("--single-line-weight", min=0.01, help="How much likelier single-line methods are drawn than structural ones.")] = 3.0,
@@ -81,6 +81,7 @@ def inject_command(
     Examples:
       repogym synth ../calc --out candidates.jsonl --seed 0
       repogym synth ../calc ../dates --out candidates.jsonl --methods op_change,op_swap --per-function 4
+      repogym synth ../calc --out small.jsonl --methods single_line
       repogym validate candidates.jsonl --out tasks.jsonl -j 2
     """
     from repogym.synth.synth import synthesize

@@ -30,7 +30,8 @@ class SynthConfig(_Model):
     rev: str = "HEAD"
     """The clean repo state the bugs are injected into (a branch, tag or sha)."""
     methods: list[str] = Field(default_factory=list)
-    """Bug-injection methods to use (see `repogym synth --list-methods`); empty = all of them."""
+    """Bug-injection methods to use (see `repogym synth methods`), or the groups `single_line`, `structural`
+    and `class`; empty = all of them."""
     per_function: int = Field(default=10, ge=1)
     """Most candidates drawn per covered function (per class for the class-level methods)."""
     single_line_weight: float = Field(default=3.0, gt=0)
@@ -66,13 +67,15 @@ class SynthConfig(_Model):
     @field_validator("methods")
     @classmethod
     def _known_methods(cls, names: list[str]) -> list[str]:
-        from repogym.synth.methods import method_names
+        from repogym.synth.methods import method_groups, method_names
 
-        known = method_names()
-        unknown = [name for name in names if name not in known]
+        known, groups = method_names(), method_groups()
+        unknown = [name for name in names if name not in known and name not in groups]
         if unknown:
-            raise ValueError(f"unknown method(s) {unknown}; known: {', '.join(known)}")
-        return names
+            raise ValueError(
+                f"unknown method(s) {unknown}; known: {', '.join(known)}; groups: {', '.join(groups)}"
+            )
+        return list(dict.fromkeys(m for name in names for m in groups.get(name, [name])))
 
     @field_validator("repo_name")
     @classmethod

@@ -3,7 +3,8 @@
 For every unit that the suite covers, each method's sites are listed, the sites no passing test runs are
 dropped (no test could notice them), and up to `per_function` are drawn: first a method (single-line
 methods weigh more), then one of its sites. The draw for a unit depends only on the seed, the file and the
-unit's name, so adding a file or a method does not reshuffle the others.
+unit's name, so adding a file or a method does not reshuffle the others. A method that no draw picked
+but that has covered sites gets one of them afterwards (`top_up`), so every method is represented.
 """
 
 from __future__ import annotations
@@ -60,13 +61,16 @@ class FileYield:
     bugs: list[Bug] = field(default_factory=list)
     units: int = 0
     covered_units: int = 0
+    source: SourceFile | None = None
+    spare: dict[str, list[tuple[Unit, Mutation, set[int]]]] = field(default_factory=dict)
+    """Covered sites the per-function draw left, by method (`top_up` takes from them)."""
 
 
 def inject_file(
     source: SourceFile, coverage: CoverageMap, methods: list[Method], config: SynthConfig
 ) -> FileYield:
     """Every candidate bug drawn in one parsed file."""
-    result = FileYield()
+    result = FileYield(source=source)
     for unit in source.units:
         result.units += 1
         unit_tests = coverage.tests_on(source.path, unit.body_lines)
@@ -91,7 +95,32 @@ def inject_file(
             bug = _build(source, unit, mutation, affected, coverage, config, rng, result)
             if bug is not None:
                 result.bugs.append(bug)
+        for name, left in pools.items():
+            result.spare.setdefault(name, []).extend(
+                (unit, mutation, affected) for mutation, affected in left
+            )
     return result
+
+
+def top_up(
+    yields: list[FileYield], methods: list[Method], coverage: CoverageMap, config: SynthConfig
+) -> None:
+    """Every method with a covered site gets at least one candidate: a method the weighted draws never
+    picked (rare, structural) gets one of its spare sites, drawn with the seed, across the files."""
+    have = {bug.method for y in yields for bug in y.bugs}
+    for chosen in methods:
+        if chosen.name in have:
+            continue
+        spares = [(y, *item) for y in yields for item in y.spare.get(chosen.name, [])]
+        rng = random.Random(f"{config.seed}\0top-up\0{chosen.name}")
+        rng.shuffle(spares)
+        for file_yield, unit, mutation, affected in spares:
+            assert file_yield.source is not None
+            file_yield.drawn[chosen.name] += 1
+            bug = _build(file_yield.source, unit, mutation, affected, coverage, config, rng, file_yield)
+            if bug is not None:
+                file_yield.bugs.append(bug)
+                break
 
 
 def _draw(
@@ -100,16 +129,10 @@ def _draw(
     count: int,
     rng: random.Random,
 ) -> list[tuple[Mutation, set[int]]]:
-    """Up to `count` mutations without replacement: first one site of each method that has any (in a
-    weighted random order, so rare methods are not starved), then a method by weight and one of its sites."""
-    remaining = {name: list(items) for name, items in sorted(pools.items()) if items}
+    """Up to `count` mutations without replacement (taken out of `pools`): a method by weight, then one of
+    its sites. Weighing methods, not sites, keeps the mix varied (constants do not crowd out the rest)."""
+    remaining = {name: items for name, items in sorted(pools.items()) if items}
     drawn: list[tuple[Mutation, set[int]]] = []
-    first_round = sorted(remaining, key=lambda n: rng.random() ** (1.0 / weights[n]), reverse=True)
-    for name in first_round[:count]:
-        items = remaining[name]
-        drawn.append(items.pop(rng.randrange(len(items))))
-        if not items:
-            del remaining[name]
     while remaining and len(drawn) < count:
         names = sorted(remaining)
         name = rng.choices(names, weights=[weights[n] for n in names])[0]

@@ -34,7 +34,7 @@ from repogym.sandbox.runtime import TaskRuntime
 from repogym.synth.config import SynthConfig
 from repogym.synth.coverage import CoverageMap, measure
 from repogym.synth.funnel import MethodYield, SynthFunnel
-from repogym.synth.inject import Bug, FileYield, inject_file
+from repogym.synth.inject import Bug, FileYield, inject_file, top_up
 from repogym.synth.methods import resolve_methods
 from repogym.synth.source import SourceFile
 from repogym.synth.store import BugCommit, TaskRepo
@@ -162,6 +162,7 @@ def _inject(
             unparsable.append((path, str(exc)))
             continue
         yields.append(inject_file(parsed, coverage, methods, config))
+    top_up(yields, methods, coverage, config)
     return yields, unparsable
 
 
