@@ -13,17 +13,21 @@ import typer
 
 from repogym import __version__
 from repogym.cli import (
+    cache_cmd,
     config_cmd,
     data_cmd,
     env_cmd,
+    eval_cmd,
     grade_cmd,
     mine_cmd,
     quickstart_cmd,
+    report_cmd,
     rollout_cmd,
     samples_cmd,
     scrub_cmd,
     synth_cmd,
     tasks_cmd,
+    train_cmd,
     validate_cmd,
 )
 from repogym.cli.common import console, print_error
@@ -55,6 +59,10 @@ for _stage in (
     grade_cmd,
     env_cmd,
     rollout_cmd,
+    train_cmd,
+    eval_cmd,
+    report_cmd,
+    cache_cmd,
 ):
     _stage.register(app)
 
