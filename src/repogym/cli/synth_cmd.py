@@ -18,7 +18,7 @@ from rich.progress import (
 from rich.table import Table
 from typer.core import TyperGroup
 
-from repogym.cli.common import console, err_console, exits_on_error
+from repogym.cli.common import check_sandbox, console, err_console, exits_on_error, nothing_produced, track
 from repogym.config import validate_config
 from repogym.dataset import load_tasks, save_tasks
 from repogym.errors import ConfigError
@@ -69,7 +69,7 @@ def inject_command(
     python: Annotated[str, typer.Option("--python", help="Python version of the environment (default: the one running repogym).")] = "",
     packages: Annotated[list[str], typer.Option("--package", help="Extra requirement of the environment (repeatable; coverage is always added).")] = [],  # noqa: B006
     test_cmd: Annotated[str, typer.Option("--test-cmd", help="Command that runs the tests (default: python -m pytest -rA).")] = "",
-    sandbox: Annotated[str, typer.Option("--sandbox", help="bwrap (isolated) or local (NO isolation) for the coverage run.")] = "bwrap",
+    sandbox: Annotated[str, typer.Option("--sandbox", callback=check_sandbox, help="bwrap (isolated) or local (NO isolation) for the coverage run.")] = "bwrap",
     funnel: Annotated[Path | None, typer.Option("--funnel", help="Funnel JSON (default: OUT.funnel.json).")] = None,
 ) -> None:  # fmt: skip
     """Inject bugs into the functions the test suite covers; write them as candidate tasks to validate next.
@@ -108,6 +108,9 @@ def inject_command(
     store_dir = store or out.resolve().parent / "synth-repos"
     tasks: list[Any] = []
     funnels = []
+    # Nothing is lost to Ctrl-C: the coverage run is cached and the commits are deterministic, so the same
+    # command redoes the rest quickly and writes the same candidates.
+    saved = track("repositories done")
     with _progress() as progress:
         for repo in repos:
             bar = progress.add_task(str(repo), total=None, stage="starting")
@@ -119,12 +122,15 @@ def inject_command(
             progress.update(bar, completed=1, total=1, stage=f"{len(result.tasks)} candidates")
             tasks += result.tasks
             funnels.append(result.funnel)
+            saved.done += 1
             console.print(result.funnel.table())
             for path, why in result.funnel.unparsable:
                 console.print(f"[yellow]skipped[/] {path}: {why}", markup=False)
-    save_tasks(tasks, out)
     funnel_path = funnel or out.with_name(out.name + ".funnel.json")
     write_json(funnel_path, [f.to_dict() for f in funnels])
+    if not tasks:
+        raise nothing_produced(f"no candidate was drawn; {out} was not written (funnel: {funnel_path})")
+    save_tasks(tasks, out)
     console.print(
         f"[green]wrote[/] {len(tasks)} candidates to {out}; repositories in {store_dir}; funnel in {funnel_path}"
     )
@@ -176,6 +182,8 @@ def combine_command(
     from repogym.synth.combine import combine
 
     combined = combine(list(load_tasks(tasks_file)), same=same, max_parts=max_parts, seed=seed)
+    if not combined:
+        raise nothing_produced(f"no two validated bugs of one {same} apply together; {out} was not written")
     save_tasks(combined, out)
     console.print(
         f"[green]wrote[/] {len(combined)} combined candidates to {out}; validate them next", markup=False
