@@ -104,7 +104,9 @@ def gold_restores_clean(runtime: TaskRuntime, task: Task, clean_commit: str) -> 
 
 
 @dataclass
-class _CleanSlot:
+class CleanRun:
+    """The suite's K runs at one clean commit: their statuses, or why they gave nothing to build on."""
+
     lock: threading.Lock = field(default_factory=threading.Lock)
     runs: list[Statuses] | None = None
     seconds: float = 0.0
@@ -116,11 +118,11 @@ class CleanRuns:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._slots: dict[str, _CleanSlot] = {}
+        self._slots: dict[str, CleanRun] = {}
         self.made = 0
         """How many clean runs were made (the rest of the requests were served from them)."""
 
-    def get(self, pool: RuntimePool, task: Task, plan: SyntheticPlan, runs: int) -> _CleanSlot:
+    def get(self, pool: RuntimePool, task: Task, plan: SyntheticPlan, runs: int) -> CleanRun:
         key_data = [
             task.repo_source,
             task.repo,
@@ -131,14 +133,14 @@ class CleanRuns:
         ]
         key = hashlib.sha256(json.dumps(key_data, sort_keys=True, default=str).encode()).hexdigest()[:20]
         with self._lock:
-            slot = self._slots.setdefault(key, _CleanSlot())
+            slot = self._slots.setdefault(key, CleanRun())
         with slot.lock:
             if slot.runs is None and not slot.error:
                 self._make(pool, task, plan, runs, slot, cache_dir("logs", "validate-clean", key))
         return slot
 
     def _make(
-        self, pool: RuntimePool, task: Task, plan: SyntheticPlan, runs: int, slot: _CleanSlot, logs: Path
+        self, pool: RuntimePool, task: Task, plan: SyntheticPlan, runs: int, slot: CleanRun, logs: Path
     ) -> None:
         started = time.perf_counter()
         clean_task = task.replace(
