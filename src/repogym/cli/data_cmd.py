@@ -11,7 +11,6 @@ from repogym.cli.common import console, err_console, exits_on_error
 from repogym.config import validate_config
 from repogym.mining.config import MiningConfig
 from repogym.mining.gitcmd import resolve_revision
-from repogym.privacy import ScrubConfig
 
 app = typer.Typer(
     help="Training data from repositories.\n\nExample: repogym data commits ../calc --out commits.jsonl",
@@ -39,6 +38,7 @@ def commits_command(
 
     Example: repogym data commits ../calc --out commits.jsonl --answer diff --since 2024-01-01
     """
+    from repogym.privacy import ScrubConfig
     from repogym.synth.commits import commit_rows, write_commit_data
 
     if answer not in ("diff", "new"):

@@ -24,7 +24,6 @@ from repogym.dataset import load_tasks, save_tasks
 from repogym.errors import ConfigError
 from repogym.files import write_json
 from repogym.synth.config import SynthConfig
-from repogym.synth.methods import METHODS
 
 
 class _DefaultToInject(TyperGroup):
@@ -156,6 +155,8 @@ def methods_command() -> None:
 
     Example: repogym synth methods
     """
+    from repogym.synth.methods import METHODS
+
     table = Table(title="bug-injection methods")
     for column in ("method", "kind", "what it does"):
         table.add_column(column)

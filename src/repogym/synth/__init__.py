@@ -3,30 +3,36 @@
 `synthesize(repo, SynthConfig(), store_dir)` writes candidates (validate them with
 `repogym.validate.validate_candidates`); `combine(tasks)` merges validated bugs; `split_tasks(tasks, by)`
 makes train/test splits that share no function; `commit_rows(repo)` turns a history into SFT rows.
+
+The names below load their module on first use (PEP 562), so `repogym --help` does not pay for libcst
+and the miner.
 """
 
 from __future__ import annotations
 
-from repogym.synth.combine import combine
-from repogym.synth.commits import CommitData, commit_rows
-from repogym.synth.config import SynthConfig
-from repogym.synth.methods import METHODS, method_groups, method_names, resolve_methods
-from repogym.synth.split import Split, SplitBy, split_tasks, write_split
-from repogym.synth.synth import SynthResult, synthesize
+import importlib
+from typing import Any
 
-__all__ = [
-    "METHODS",
-    "CommitData",
-    "Split",
-    "SplitBy",
-    "SynthConfig",
-    "SynthResult",
-    "combine",
-    "commit_rows",
-    "method_groups",
-    "method_names",
-    "resolve_methods",
-    "split_tasks",
-    "synthesize",
-    "write_split",
-]
+_EXPORTS = {
+    "combine": "combine",
+    "CommitData": "commits",
+    "commit_rows": "commits",
+    "SynthConfig": "config",
+    "METHODS": "methods",
+    "method_groups": "methods",
+    "method_names": "methods",
+    "resolve_methods": "methods",
+    "Split": "split",
+    "SplitBy": "split",
+    "split_tasks": "split",
+    "write_split": "split",
+    "SynthResult": "synth",
+    "synthesize": "synth",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'repogym.synth' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"repogym.synth.{_EXPORTS[name]}"), name)
