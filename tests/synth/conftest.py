@@ -176,6 +176,24 @@ def test_first_words(tmp_path):
 """
 
 
+IMPORT_TIME_TESTS = """from shapes.geometry import parse_size
+
+DEFAULT_SIZE = parse_size("2x5")
+
+
+def test_default_size():
+    assert DEFAULT_SIZE == (2, 5)
+
+
+def test_parse_size_again():
+    assert parse_size("1x1") == (1, 1)
+
+
+def test_default_area():
+    assert DEFAULT_SIZE[0] * DEFAULT_SIZE[1] == 10
+"""
+
+
 def git(repo: Path, *args: str) -> str:
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -209,6 +227,8 @@ def shapes_files() -> dict[str, str]:
         "src/shapes/__init__.py": '"""Shapes."""\n',
         "src/shapes/geometry.py": GEOMETRY,
         "tests/test_geometry.py": TESTS,
+        # Runs library code when it is imported: a bug there breaks the module's collection.
+        "tests/test_import_time.py": IMPORT_TIME_TESTS,
         "LICENSE": 'MIT License\n\nCopyright (c) 2024 Acme\n\nPermission is hereby granted, free of charge, to any person obtaining a copy of this software and associated documentation files (the "Software"), to deal in the Software without restriction, including without limitation the rights to use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies of the Software, and to permit persons to whom the Software is furnished to do so, subject to the following conditions:\n\nThe above copyright notice and this permission notice shall be included in all copies or substantial portions of the Software.\n\nTHE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.\n',
     }
 

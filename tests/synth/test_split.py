@@ -184,7 +184,9 @@ def test_mined_tasks_split_by_function_share_no_function(mined_repo, tmp_path):
 
 
 def test_by_repo_leaves_no_repository_on_both_sides(tasks):
-    spread = [t.replace(repo=f"o/r{i % 5}", instance_id=f"{t.instance_id}-{i % 5}") for i, t in enumerate(tasks)]
+    spread = [
+        t.replace(repo=f"o/r{i % 5}", instance_id=f"{t.instance_id}-{i % 5}") for i, t in enumerate(tasks)
+    ]
     split = split_tasks(spread, "repo", 0.6, 2)
     repos = [{t.repo for t in side} for side in (split.train, split.test)]
     assert split.test and not repos[0] & repos[1]

@@ -55,7 +55,7 @@ def test_a_candidate_records_method_file_function_lines_and_difficulty(shapes_sy
     ]
     assert buggy[start - 1] == removed[0]  # the 1-based line of the buggy file the gold patch replaces
     assert meta["difficulty"] == {"lines_changed": 2, "fail_to_pass": None}
-    assert meta["synth"]["tests"] and set(meta["synth"]["test_files"]) == {"tests/test_geometry.py"}
+    assert meta["synth"]["tests"] and "tests/test_geometry.py" in meta["synth"]["test_files"]
 
 
 def test_each_bug_is_a_commit_on_top_of_rev_and_its_base_commit_has_no_history(shapes_synth, shapes_repo):
@@ -187,3 +187,20 @@ def test_a_candidate_whose_gold_patch_does_not_restore_the_clean_commit_is_dropp
     run = validate_candidates([broken], tmp_path / "out.jsonl")
     outcome = run.outcomes["tampered"]
     assert outcome.verdict is Verdict.PATCH_FAILED and "clean_commit" in outcome.detail
+
+
+def test_a_bug_that_breaks_a_test_module_import_fails_that_module_s_tests(shapes_synth, tmp_path):
+    """pytest exits 4 when given ids of a module that no longer imports; the module's tests must still
+    count as failing (and the other modules' as what they are), not make the run untrusted."""
+    candidate = next(
+        t
+        for t in shapes_synth.tasks
+        if t.metadata["function"] == "parse_size" and t.metadata["method"] == "remove_assign"
+    )
+    run = validate_candidates([candidate], tmp_path / "import.jsonl")
+    outcome = run.outcomes[candidate.instance_id]
+    assert outcome.verdict is Verdict.VALIDATED, outcome.detail
+    # Chosen by coverage although it never calls parse_size itself: its module does, when imported.
+    assert "tests/test_import_time.py::test_default_area" in candidate.metadata["synth"]["tests"]
+    assert "tests/test_import_time.py::test_default_area" in outcome.fail_to_pass
+    assert "tests/test_geometry.py::test_parse_size" in outcome.fail_to_pass

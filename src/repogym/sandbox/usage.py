@@ -48,7 +48,9 @@ def disk_usage(root: Path | None = None) -> list[AreaUsage]:
     """Bytes and entries per area; a file hardlinked from several places is counted once overall."""
     root = root or cache_root()
     seen: set[tuple[int, int]] = set()
-    others = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name not in AREAS) if root.exists() else []
+    others = (
+        sorted(p.name for p in root.iterdir() if p.is_dir() and p.name not in AREAS) if root.exists() else []
+    )
     usage = []
     for name in [*AREAS, *others]:
         path = root / name

@@ -29,7 +29,8 @@ from repogym.sandbox.runtime import TaskRuntime
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "coverage_plugin"
 PLUGIN_MOUNT = "/opt/repogym/synth-plugins"
-_VERSION = 1
+COLLECT_PREFIX = "collect::"
+_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,34 @@ class CoverageMap:
             raise DatasetError(f"{where}: not a coverage map ({exc}); delete it to measure again") from None
 
 
+def _read_map(raw: dict, statuses: dict[str, TestStatus], seconds: float) -> CoverageMap:
+    """The plugin's output as a CoverageMap: a module's import-time context becomes all of its tests.
+
+    >>> raw = {"tests": ["t.py::a", "collect::t.py"], "files": {"m.py": {"3": [0], "1": [1]}}}
+    >>> P = TestStatus.PASSED
+    >>> m = _read_map(raw, {"t.py::a": P, "t.py::b": P}, 0.0)
+    >>> m.tests, {n: sorted(t) for n, t in m.lines["m.py"].items()}
+    (('t.py::a', 't.py::b'), {3: [0], 1: [0, 1]})
+    """
+    contexts = list(raw.get("tests", ()))
+    tests = [c for c in contexts if not c.startswith(COLLECT_PREFIX)]
+    seen = set(tests)
+    tests += [t for t in statuses if t not in seen]
+    index = {t: i for i, t in enumerate(tests)}
+    by_file: dict[str, list[int]] = {}
+    for test in tests:
+        by_file.setdefault(test.split("::", 1)[0], []).append(index[test])
+    resolved = [
+        by_file.get(c[len(COLLECT_PREFIX) :], []) if c.startswith(COLLECT_PREFIX) else [index[c]]
+        for c in contexts
+    ]
+    lines = {
+        f: {int(n): frozenset(i for raw_id in ids for i in resolved[int(raw_id)]) for n, ids in by.items()}
+        for f, by in raw.get("files", {}).items()
+    }
+    return CoverageMap(tests=tuple(tests), lines=lines, statuses=statuses, seconds=round(seconds, 3))
+
+
 def measure(runtime: TaskRuntime, cache_file: Path | None = None) -> CoverageMap:
     """Run the suite once with per-test coverage at the runtime's commit (or read the cached result).
 
@@ -130,16 +159,7 @@ def measure(runtime: TaskRuntime, cache_file: Path | None = None) -> CoverageMap
             f"{task.repo}: the coverage plugin wrote nothing (is 'coverage' installable in the environment?). "
             f"Log tail:\n{tail}"
         )
-    raw = json.loads(coverage_text)
-    coverage = CoverageMap(
-        tests=tuple(raw.get("tests", ())),
-        lines={
-            f: {int(n): frozenset(int(i) for i in ids) for n, ids in by.items()}
-            for f, by in raw.get("files", {}).items()
-        },
-        statuses=report.statuses(),
-        seconds=round(time.perf_counter() - started, 3),
-    )
+    coverage = _read_map(json.loads(coverage_text), report.statuses(), time.perf_counter() - started)
     if cache_file is not None:
         write_json(cache_file, coverage.to_dict())
     return coverage

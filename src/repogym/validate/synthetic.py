@@ -246,17 +246,19 @@ def _before_runs(
 
 
 def _run_tests(task: Task, episode: Episode, tests: list[str], log_base: Path) -> TestReport:
-    """Run the ids together; when pytest stopped at a file that no longer imports (the bug can do that),
-    run each file's ids alone so the other files' tests get their real outcome."""
+    """Run the ids together; when that run stopped early, run each test file whole, alone.
+
+    The bug can break a test module's import: given ids, pytest then exits 4 ("found no collectors")
+    and nothing is trusted; given the file, it reports the file's collection error (its tests fail, as
+    they should) and the other files' tests get their real outcome.
+    """
     report = run_directives(task, episode, tests, log_base.with_name(log_base.name + ".log"))
-    by_file: dict[str, list[str]] = {}
-    for test in tests:
-        by_file.setdefault(test.split("::", 1)[0], []).append(test)
-    if report.collected or report.timed_out or len(by_file) < 2:
+    if report.collected or report.timed_out:
         return report
+    files = list(dict.fromkeys(test.split("::", 1)[0] for test in tests))
     merged: TestReport | None = None
-    for index, ids in enumerate(by_file.values()):
-        alone = run_directives(task, episode, ids, log_base.with_name(f"{log_base.name}.{index}.log"))
+    for index, path in enumerate(files):
+        alone = run_directives(task, episode, [path], log_base.with_name(f"{log_base.name}.{index}.log"))
         if not alone.results:
             return alone  # untrusted: its tests would count as failing, so the whole run is not believed
         merged = alone if merged is None else merged.merged(alone)

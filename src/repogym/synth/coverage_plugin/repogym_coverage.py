@@ -7,8 +7,9 @@ test's setup, call and teardown, and at the end writes one JSON file (path from 
 
     {"tests": [nodeid, ...], "files": {"relative/path.py": {"<line>": [test index, ...]}}}
 
-Only files under the working directory (the repository) are recorded; lines run outside any test (imports
-at collection) carry no test and are left out.
+Only files under the working directory (the repository) are recorded. Lines a test module runs while it is
+imported are recorded under "collect::<module nodeid>" (the reader gives them to every test of that
+module); other lines run outside any test (conftest imports) carry no test and are left out.
 
 Written for the task's interpreter: Python 3.6+ syntax (no f-strings), the standard library, pytest and
 coverage (>= 5, which has dynamic contexts and switch_context).
@@ -25,6 +26,7 @@ import os
 import pytest
 
 COVERAGE_ENV = "REPOGYM_COVERAGE_FILE"
+COLLECT_PREFIX = "collect::"
 _OUT = os.environ.pop(COVERAGE_ENV, None)
 _ROOT = os.getcwd()
 _COV = None
@@ -36,6 +38,20 @@ if _OUT:
     # settings (omit lists, plugins, a [run] source elsewhere) must not change what is measured.
     _COV = coverage.Coverage(data_file=None, config_file=False, source=[_ROOT], branch=False)
     _COV.start()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    # What a test module runs when it is imported (module-level calls into the library) is charged to
+    # "collect::<module nodeid>", which the reader expands to every test of that module: all of them
+    # fail if that code breaks.
+    module = getattr(pytest, "Module", None)
+    if _COV is not None and module is not None and isinstance(collector, module):
+        _COV.switch_context(COLLECT_PREFIX + collector.nodeid)
+        yield
+        _COV.switch_context("")
+    else:
+        yield
 
 
 @pytest.hookimpl(hookwrapper=True)
