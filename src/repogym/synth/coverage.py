@@ -126,7 +126,9 @@ def measure(runtime: TaskRuntime, cache_file: Path | None = None) -> CoverageMap
     that is not trusted (the message carries the log's tail).
     """
     if cache_file is not None and cache_file.exists():
-        return CoverageMap.from_dict(json.loads(cache_file.read_text(encoding="utf-8")), str(cache_file))
+        cached = json.loads(cache_file.read_text(encoding="utf-8"))
+        if cached.get("version") == _VERSION:  # an older repogym's map is measured again
+            return CoverageMap.from_dict(cached, str(cache_file))
     task = runtime.task
     if task.env.log_parser != "pytest":
         raise ConfigError(
