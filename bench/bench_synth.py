@@ -275,6 +275,7 @@ def main() -> None:
                 )
             repos = sorted(p for p in args.samples_dir.iterdir() if (p / ".git").exists())
             results.append(run_target("samples", repos, work, args, meter, 0))
+            (work / "bench_synth.json").write_text(json.dumps(results, indent=2))  # kept if a later target dies
         if args.real:
             results.append(run_target("real", [args.real], work, args, meter, args.max_real))
         (work / "bench_synth.json").write_text(json.dumps(results, indent=2))
