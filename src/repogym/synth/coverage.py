@@ -15,7 +15,7 @@ import functools
 import json
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from repogym.errors import ConfigError, DatasetError
@@ -30,7 +30,7 @@ from repogym.sandbox.runtime import TaskRuntime
 PLUGIN_DIR = Path(__file__).resolve().parent / "coverage_plugin"
 PLUGIN_MOUNT = "/opt/repogym/synth-plugins"
 COLLECT_PREFIX = "collect::"
-_VERSION = 2
+_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,9 @@ class CoverageMap:
     """file -> line -> indices of the tests that ran it."""
     statuses: dict[str, TestStatus]
     seconds: float = 0.0
+    import_lines: dict[str, dict[int, frozenset[int]]] = field(default_factory=dict)
+    """file -> line -> indices of the tests whose module ran it while being imported. Such a line does not
+    make a function worth mutating (no test exercises it), but a bug there reaches those tests."""
 
     @functools.cached_property
     def passing(self) -> frozenset[int]:
@@ -59,19 +62,22 @@ class CoverageMap:
             files.setdefault(test_id.split("::", 1)[0], None)
         return tuple(files)
 
-    def tests_on(self, file: str, lines: Iterable[int]) -> set[int]:
-        """Passing tests that ran any of `lines` of `file`."""
-        by_line = self.lines.get(file, {})
+    def tests_on(self, file: str, lines: Iterable[int], *, imports: bool = False) -> set[int]:
+        """Passing tests that ran any of `lines` of `file` (with `imports`, also those whose module ran
+        them when it was imported)."""
+        maps = (self.lines, self.import_lines) if imports else (self.lines,)
         found: set[int] = set()
         for line in lines:
-            found |= by_line.get(line, frozenset())
+            for by_line in maps:
+                found |= by_line.get(file, {}).get(line, frozenset())
         return found & self.passing
 
     def to_dict(self) -> dict:
         return {
             "version": _VERSION,
             "tests": list(self.tests),
-            "lines": {f: {str(n): sorted(t) for n, t in by.items()} for f, by in self.lines.items()},
+            "lines": _dump(self.lines),
+            "import_lines": _dump(self.import_lines),
             "statuses": {t: s.value for t, s in self.statuses.items()},
             "seconds": self.seconds,
         }
@@ -83,7 +89,8 @@ class CoverageMap:
                 raise ValueError(f"version {data.get('version')!r}")
             return cls(
                 tests=tuple(data["tests"]),
-                lines={f: {int(n): frozenset(t) for n, t in by.items()} for f, by in data["lines"].items()},
+                lines=_load(data["lines"]),
+                import_lines=_load(data.get("import_lines", {})),
                 statuses={t: TestStatus(s) for t, s in data["statuses"].items()},
                 seconds=float(data.get("seconds", 0.0)),
             )
@@ -91,14 +98,23 @@ class CoverageMap:
             raise DatasetError(f"{where}: not a coverage map ({exc}); delete it to measure again") from None
 
 
+def _dump(lines: dict[str, dict[int, frozenset[int]]]) -> dict:
+    return {f: {str(n): sorted(t) for n, t in by.items()} for f, by in lines.items()}
+
+
+def _load(data: dict) -> dict[str, dict[int, frozenset[int]]]:
+    return {f: {int(n): frozenset(t) for n, t in by.items()} for f, by in data.items()}
+
+
 def _read_map(raw: dict, statuses: dict[str, TestStatus], seconds: float) -> CoverageMap:
-    """The plugin's output as a CoverageMap: a module's import-time context becomes all of its tests.
+    """The plugin's output as a CoverageMap: a module's import-time context becomes all of its tests, in
+    `import_lines`.
 
     >>> raw = {"tests": ["t.py::a", "collect::t.py"], "files": {"m.py": {"3": [0], "1": [1]}}}
     >>> P = TestStatus.PASSED
     >>> m = _read_map(raw, {"t.py::a": P, "t.py::b": P}, 0.0)
-    >>> m.tests, {n: sorted(t) for n, t in m.lines["m.py"].items()}
-    (('t.py::a', 't.py::b'), {3: [0], 1: [0, 1]})
+    >>> m.tests, {n: sorted(t) for n, t in m.lines["m.py"].items()}, sorted(m.import_lines["m.py"][1])
+    (('t.py::a', 't.py::b'), {3: [0]}, [0, 1])
     """
     contexts = list(raw.get("tests", ()))
     tests = [c for c in contexts if not c.startswith(COLLECT_PREFIX)]
@@ -108,15 +124,23 @@ def _read_map(raw: dict, statuses: dict[str, TestStatus], seconds: float) -> Cov
     by_file: dict[str, list[int]] = {}
     for test in tests:
         by_file.setdefault(test.split("::", 1)[0], []).append(index[test])
-    resolved = [
-        by_file.get(c[len(COLLECT_PREFIX) :], []) if c.startswith(COLLECT_PREFIX) else [index[c]]
-        for c in contexts
-    ]
-    lines = {
-        f: {int(n): frozenset(i for raw_id in ids for i in resolved[int(raw_id)]) for n, ids in by.items()}
-        for f, by in raw.get("files", {}).items()
-    }
-    return CoverageMap(tests=tuple(tests), lines=lines, statuses=statuses, seconds=round(seconds, 3))
+    lines: dict[str, dict[int, frozenset[int]]] = {}
+    import_lines: dict[str, dict[int, frozenset[int]]] = {}
+    for file, by_line in raw.get("files", {}).items():
+        for number, ids in by_line.items():
+            ran = [contexts[int(i)] for i in ids]
+            direct = frozenset(index[c] for c in ran if not c.startswith(COLLECT_PREFIX))
+            imported = frozenset(
+                i
+                for c in ran
+                if c.startswith(COLLECT_PREFIX)
+                for i in by_file.get(c[len(COLLECT_PREFIX) :], [])
+            )
+            if direct:
+                lines.setdefault(file, {})[int(number)] = direct
+            if imported:
+                import_lines.setdefault(file, {})[int(number)] = imported
+    return CoverageMap(tuple(tests), lines, statuses, round(seconds, 3), import_lines)
 
 
 def measure(runtime: TaskRuntime, cache_file: Path | None = None) -> CoverageMap:

@@ -83,10 +83,11 @@ def inject_file(
                 continue
             for mutation in chosen.find(source, unit):
                 result.sites[chosen.name] += 1
-                affected = coverage.tests_on(source.path, mutation.affected_lines)
-                if not affected:
-                    result.uncovered[chosen.name] += 1
+                if not coverage.tests_on(source.path, mutation.affected_lines):
+                    result.uncovered[chosen.name] += 1  # no test runs it (import-time code does not count)
                     continue
+                # The tests to run: those that run the lines, and those whose module imports run them.
+                affected = coverage.tests_on(source.path, mutation.affected_lines, imports=True)
                 pools.setdefault(chosen.name, []).append((mutation, affected))
         weights = {m.name: (config.single_line_weight if m.single_line else 1.0) for m in methods}
         rng = random.Random(f"{config.seed}\0{source.path}\0{unit.qualname}")
