@@ -263,11 +263,13 @@ class Validated:
 
 @pytest.fixture(scope="session")
 def shapes_validated(shapes_synth, tmp_path_factory) -> Validated:
-    """One validation run of one candidate per method (at most), shared by the tests that read outcomes."""
-    picked: dict[str, Task] = {}
+    """One validation run of two candidates per method (at most), shared by the tests that read outcomes."""
+    picked: dict[str, list[Task]] = {}
     for task in shapes_synth.tasks:
-        picked.setdefault(task.metadata["method"], task)
-    candidates = tuple(picked.values())
+        chosen = picked.setdefault(task.metadata["method"], [])
+        if len(chosen) < 2:
+            chosen.append(task)
+    candidates = tuple(task for tasks in picked.values() for task in tasks)
     out = tmp_path_factory.mktemp("validated") / "tasks.jsonl"
     run = validate_candidates(list(candidates), out, ValidateConfig(workers=2))
     return Validated(run, candidates, out)
