@@ -126,7 +126,7 @@ def _remove_method(source: SourceFile, unit: Unit) -> list[Mutation]:
         if len(node.body.body) < 2:
             continue  # the class body would be empty
         replacements: list[tuple[cst.CSTNode, object]] = [(victim, cst.RemoveFromParent())]
-        lines = set(source.lines(victim))
+        lines = set(_body_lines(source, victim))
         for use in _self_calls(node, victim.name.value):
             if victim in _ancestors(source, use):
                 continue
@@ -138,6 +138,28 @@ def _remove_method(source: SourceFile, unit: Unit) -> list[Mutation]:
             lines |= set(source.lines(use))
         found.append(Mutation("class_remove_method", unit, tuple(replacements), tuple(sorted(lines))))
     return found
+
+
+def _body_lines(source: SourceFile, function: cst.CSTNode) -> range:
+    """A def's body: the lines that run when it is called (its `def` line runs at import, for everyone)."""
+    body = getattr(function, "body", None)
+    start = (
+        source.positions[body].start.line
+        if isinstance(body, cst.IndentedBlock)
+        else source.lines(function).start
+    )
+    return range(start, source.lines(function).stop)
+
+
+def _method_lines(source: SourceFile, unit: Unit) -> tuple[int, ...]:
+    """The body lines of every function defined in a class (nested ones too)."""
+    prefix = unit.qualname + "."
+    return tuple(
+        line
+        for other in source.units
+        if other.qualname.startswith(prefix) and not other.is_class
+        for line in other.body_lines
+    )
 
 
 def _self_calls(class_node: cst.ClassDef, name: str) -> list[cst.SimpleStatementLine]:
@@ -198,7 +220,7 @@ def _remove_base(source: SourceFile, unit: Unit) -> list[Mutation]:
         new = node.with_changes(bases=kept)
         if not kept and not node.keywords:
             new = new.with_changes(lpar=cst.MaybeSentinel.DEFAULT, rpar=cst.MaybeSentinel.DEFAULT)
-        # Whoever uses the class may notice: every line of the file's functions is affected.
-        affected = tuple(line for other in source.units for line in other.body_lines)
-        found.append(Mutation("class_remove_base", unit, ((node, new),), affected))
+        # The tests that run the class's methods are the ones that use it; a test that only calls inherited
+        # methods is missed (it is not chosen, never misjudged).
+        found.append(Mutation("class_remove_base", unit, ((node, new),), _method_lines(source, unit)))
     return found
