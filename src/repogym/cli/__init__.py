@@ -26,6 +26,7 @@ from repogym.cli import (
     rollout_cmd,
     samples_cmd,
     scrub_cmd,
+    synth_cmd,
     tasks_cmd,
     train_cmd,
     validate_cmd,
@@ -45,6 +46,7 @@ app = typer.Typer(
 )
 app.add_typer(tasks_cmd.app, name="tasks")
 app.add_typer(config_cmd.app, name="config")
+app.add_typer(synth_cmd.app, name="synth")
 
 
 # One module per stage, each adding its commands; listed in pipeline order for `repogym --help`.
