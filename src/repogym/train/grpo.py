@@ -48,7 +48,7 @@ from repogym.train.rl_metrics import (
     truncate_metrics,
 )
 from repogym.train.rl_reward import SandboxReward, agent_scorer, agentless_scorer
-from repogym.train.rl_tasks import TaskEnvs, machine_workers
+from repogym.train.rl_tasks import TaskEnvs, machine_workers, reward_for
 
 Notify = Callable[[str], None]
 RUN_FILE = "run.json"
@@ -80,11 +80,12 @@ def train_rl(config: RunConfig, *, resume: bool = False, notify: Notify = lambda
     check_env_options(config)
     model_dir = check_model_folder(config.base_model)
     tokenizer = load_checked_tokenizer(model_dir, config.env.mode)
+    reward_for(config)  # an unknown reward component fails now, not after the sandbox is set up
     out = Path(config.output_dir)
     checkpoint = resume_point(out, config, resume, notify)
     workers = config.grpo.grading_workers or machine_workers()
     notify(f"preparing the sandbox for the tasks of {config.env.task_set} ({workers} grading workers)")
-    envs = TaskEnvs.open(config, workers)  # unknown reward components and bad tasks fail in here
+    envs = TaskEnvs.open(config, workers)  # tasks that cannot be loaded or built fail in here
     pool = ThreadPoolExecutor(workers, thread_name_prefix="repogym-grade")
     try:
         trainer = build_trainer(config, model_dir, tokenizer, envs, pool, per_device)

@@ -40,9 +40,12 @@ class Scored:
     """Seconds this completion's grading took (0.0 when it was not graded)."""
     submitted: bool = True
     """Agent mode: the policy called submit() (else its diff was graded when its budget ran out)."""
+    started: float = 0.0
+    finished: float = 0.0
+    """time.monotonic() when this completion's scoring began and ended (shows the batch's overlap)."""
 
 
-def scored_from_info(info: dict[str, Any], submitted: bool = True) -> Scored:
+def scored_from_info(info: dict[str, Any], submitted: bool = True, started: float = 0.0) -> Scored:
     """The Scored of an env's last-step info (`grade`, `reward`, `format_errors`, `timings`)."""
     grade = info.get("grade")
     breakdown = info.get("reward")
@@ -54,6 +57,8 @@ def scored_from_info(info: dict[str, Any], submitted: bool = True) -> Scored:
         format_error=bool(info.get("format_errors")),
         grade_s=float((info.get("timings") or {}).get("grade_s", 0.0)),
         submitted=submitted,
+        started=started,
+        finished=time.monotonic(),
     )
 
 
@@ -71,10 +76,11 @@ def agentless_scorer(envs: TaskEnvs, pool: ThreadPoolExecutor) -> BatchScorer:
     """Score a batch of SWE-RL answers: each on an idle AgentlessEnv of its task, all at once on `pool`."""
 
     def score_one(instance_id: str, answer: str) -> Scored:
+        started = time.monotonic()
         with envs.borrowed(instance_id) as env:
             env.reset()
             _, _, _, _, info = env.step(answer)
-        return scored_from_info(info)
+        return scored_from_info(info, started=started)
 
     def score(completions: Sequence[Any], kwargs: dict[str, Any]) -> list[Scored]:
         ids = kwargs["instance_id"]

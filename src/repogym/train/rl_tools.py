@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -83,8 +84,9 @@ class _ToolEnvBase:
 
     def _grade(self) -> Scored:
         assert self._env is not None
+        started = time.monotonic()
         _, _, _, _, info = self._env.step(_SUBMIT)
-        return scored_from_info(info, submitted=self._submitted)
+        return scored_from_info(info, submitted=self._submitted, started=started)
 
 
 def tool_env_class(
