@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +43,8 @@ def rl_command(
     from repogym.train.grpo import train_rl
 
     run = load_config(config, overrides or [])
-    result = train_rl(run, resume=resume, notify=lambda line: err_console.print(line, soft_wrap=True))
+    with contextlib.redirect_stdout(sys.stderr):  # transformers prints its logs; stdout keeps the summary only
+        result = train_rl(run, resume=resume, notify=lambda line: err_console.print(line, soft_wrap=True))
     summary = rl_summary(result.metrics, result.global_step, result.resumed_from, str(result.output_dir))
     if json_out:
         print_json(summary)
@@ -70,7 +73,8 @@ def flywheel_command(
     from repogym.train.flywheel import run_flywheel
 
     run = load_config(config, overrides or [])
-    table = run_flywheel(run, rounds, notify=lambda line: err_console.print(line, soft_wrap=True))
+    with contextlib.redirect_stdout(sys.stderr):
+        table = run_flywheel(run, rounds, notify=lambda line: err_console.print(line, soft_wrap=True))
     rows = [row.to_dict() for row in table]
     if json_out:
         print_json(rows)
