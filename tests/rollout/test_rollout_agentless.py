@@ -40,7 +40,9 @@ def test_a_malformed_agentless_answer_is_a_format_error_not_a_tool_call(tmp_path
     tasks = tmp_path / "tasks.jsonl"
     save_tasks([toy_task], tasks)
     script = tmp_path / "answers.jsonl"
-    script.write_text(json.dumps({"instance_id": toy_task.instance_id, "actions": ["view_file('a.py')"]}) + "\n")
+    script.write_text(
+        json.dumps({"instance_id": toy_task.instance_id, "actions": ["view_file('a.py')"]}) + "\n"
+    )
     out = tmp_path / "out"
     result = CliRunner().invoke(
         app, ["rollout", str(tasks), "--policy", f"scripted:{script}", "--mode", "agentless", "--out", str(out)],

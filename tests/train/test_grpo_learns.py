@@ -43,5 +43,12 @@ def test_mean_reward_rises_on_a_learnable_signal(tiny_model, toy_tasks_file, tmp
     start = sum(row["reward"] for row in rows[:2]) / 2
     end = sum(row["reward"] for row in rows[-2:]) / 2
     assert end > start + 0.1, [round(row["reward"], 3) for row in rows]
-    for key in ("time/generate_s", "time/grade_s", "time/update_s", "format_error_rate", "resolve_rate", "clip_ratio/region_mean"):
+    for key in (
+        "time/generate_s",
+        "time/grade_s",
+        "time/update_s",
+        "format_error_rate",
+        "resolve_rate",
+        "clip_ratio/region_mean",
+    ):
         assert key in rows[-1], key

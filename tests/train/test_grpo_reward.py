@@ -107,7 +107,11 @@ def test_training_reward_equals_repogym_grade_plus_components(tiny_model, toy_ta
             patch, format_errors = apply_answer(text, code_context).diff, 0
         except FormatError:
             patch, format_errors = "", 1
-        grade = graded_by_cli(toy_tasks_file, toy_task.instance_id, patch, tmp_path) if not format_errors else None
+        grade = (
+            graded_by_cli(toy_tasks_file, toy_task.instance_id, patch, tmp_path)
+            if not format_errors
+            else None
+        )
         expected[name] = reward(
             grade=grade, task=toy_task, patch=patch, format_errors=format_errors, response=text,
             code_context=code_context, oracle_new_content=oracle,

@@ -13,7 +13,7 @@ from repogym.config import load_config
 from repogym.errors import ConfigError
 from repogym.train.grpo import train_rl
 
-from .conftest import fast_settings, write_config
+from .conftest import fast_settings
 
 RUNNER = CliRunner()
 
@@ -44,7 +44,9 @@ def fails(config, *needles: str) -> str:
 
 
 def test_unknown_reward_component_names_the_key_and_lists_the_known(run, tmp_path):
-    fails(run("reward.components.1.fn=no_such_reward"), "reward.components.1.fn", "no_such_reward", "run_pytest")
+    fails(
+        run("reward.components.1.fn=no_such_reward"), "reward.components.1.fn", "no_such_reward", "run_pytest"
+    )
     assert not (tmp_path / "out").exists(), "nothing was written before the error"
 
 
@@ -56,7 +58,9 @@ def test_group_size_that_does_not_divide_the_batch(run):
 
 
 def test_no_tasks(run, tmp_path):
-    fails(run("env.task_set=SWE-bench-verified-train"), "env.task_set", "not a task file", "repogym quickstart")
+    fails(
+        run("env.task_set=SWE-bench-verified-train"), "env.task_set", "not a task file", "repogym quickstart"
+    )
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     fails(run(f"env.task_set={empty}"), "env.task_set", "empty")

@@ -3,6 +3,7 @@ in the sandbox and end with submit() (real toy repo, real bwrap sandbox, no mode
 
 from __future__ import annotations
 
+import itertools
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -41,7 +42,7 @@ def test_a_group_is_graded_in_parallel_not_one_after_another(toy_task, toy_tasks
     assert values[0] == [1.0] * 4, "tests_pass: every gold answer resolves"
     assert logged["resolve_rate"] == 1.0 and logged["format_error_rate"] == 0.0
     spans = sorted((s.started, s.finished) for s in scores)
-    assert any(later[0] < earlier[1] for earlier, later in zip(spans, spans[1:])), (
+    assert any(later[0] < earlier[1] for earlier, later in itertools.pairwise(spans)), (
         f"no two gradings overlapped: {spans}"
     )
 

@@ -39,7 +39,8 @@ def rows_by_step(output_dir: Path) -> dict[int, dict]:
 
 def finished_checkpoints(output_dir: Path) -> list[int]:
     return sorted(
-        int(path.parent.name.removeprefix("checkpoint-")) for path in output_dir.glob("checkpoint-*/trainer_state.json")
+        int(path.parent.name.removeprefix("checkpoint-"))
+        for path in output_dir.glob("checkpoint-*/trainer_state.json")
     )
 
 
@@ -57,7 +58,9 @@ def test_sigkill_then_resume_ends_at_the_step_count_with_nothing_lost(tiny_model
     assert reference.returncode == 0, reference.stderr[-3000:]
 
     killed_dir = tmp_path / "killed"
-    process = subprocess.Popen(command(config("killed")), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command(config("killed")), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 600
     while not finished_checkpoints(killed_dir) and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -67,11 +70,15 @@ def test_sigkill_then_resume_ends_at_the_step_count_with_nothing_lost(tiny_model
     kept = finished_checkpoints(killed_dir)
     assert kept and kept[-1] < STEPS
 
-    resumed = subprocess.run(command(config("killed"), "--resume"), capture_output=True, text=True, timeout=900)
+    resumed = subprocess.run(
+        command(config("killed"), "--resume"), capture_output=True, text=True, timeout=900
+    )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"resuming from checkpoint-{kept[-1]}" in resumed.stderr
 
-    assert finished_checkpoints(killed_dir) == list(range(SAVE_EVERY, STEPS + 1, SAVE_EVERY)), "a checkpoint was lost"
+    assert finished_checkpoints(killed_dir) == list(range(SAVE_EVERY, STEPS + 1, SAVE_EVERY)), (
+        "a checkpoint was lost"
+    )
     state = json.loads((killed_dir / f"checkpoint-{STEPS}" / "trainer_state.json").read_text())
     assert state["global_step"] == STEPS
     ours, theirs = rows_by_step(killed_dir), rows_by_step(tmp_path / "reference")
@@ -79,5 +86,8 @@ def test_sigkill_then_resume_ends_at_the_step_count_with_nothing_lost(tiny_model
     for step in range(1, STEPS + 1):
         for key in ("learning_rate", "loss", "reward"):
             assert ours[step][key] == pytest.approx(theirs[step][key], rel=1e-4, abs=1e-6), (step, key)
-    final, expected = load_file(killed_dir / "model.safetensors"), load_file(tmp_path / "reference" / "model.safetensors")
+    final, expected = (
+        load_file(killed_dir / "model.safetensors"),
+        load_file(tmp_path / "reference" / "model.safetensors"),
+    )
     assert all((final[name] - expected[name]).abs().max() < 1e-5 for name in expected)

@@ -12,7 +12,9 @@ import pytest
 pytestmark = pytest.mark.slow
 
 
-def test_seed_yaml_runs_two_grpo_steps_on_the_sample_tasks(examples_dir, tiny_model, sample_tasks_file, tmp_path):
+def test_seed_yaml_runs_two_grpo_steps_on_the_sample_tasks(
+    examples_dir, tiny_model, sample_tasks_file, tmp_path
+):
     out = tmp_path / "seed-run"
     repogym = Path(sys.executable).with_name("repogym")
     done = subprocess.run(
@@ -36,4 +38,6 @@ def test_seed_yaml_runs_two_grpo_steps_on_the_sample_tasks(examples_dir, tiny_mo
     assert "tools/call_frequency" in steps[0], "the seed's env (swegym) is the multi-turn agent mode"
     run = json.loads((out / "run.json").read_text())
     assert run["config"]["env"]["type"] == "swegym" and run["config"]["learning_rate"] == 1e-6
-    assert (out / "model.safetensors").is_file() and list((out / "runs").iterdir()), "model and TensorBoard logs"
+    assert (out / "model.safetensors").is_file() and list((out / "runs").iterdir()), (
+        "model and TensorBoard logs"
+    )

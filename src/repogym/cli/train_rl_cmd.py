@@ -43,7 +43,9 @@ def rl_command(
     from repogym.train.grpo import train_rl
 
     run = load_config(config, overrides or [])
-    with contextlib.redirect_stdout(sys.stderr):  # transformers prints its logs; stdout keeps the summary only
+    with contextlib.redirect_stdout(
+        sys.stderr
+    ):  # transformers prints its logs; stdout keeps the summary only
         result = train_rl(run, resume=resume, notify=lambda line: err_console.print(line, soft_wrap=True))
     summary = rl_summary(result.metrics, result.global_step, result.resumed_from, str(result.output_dir))
     if json_out:

@@ -20,6 +20,7 @@ checkpoint; an unfinished SFT (minutes) runs again.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from collections.abc import Callable
@@ -104,25 +105,40 @@ def run_flywheel(
     baseline = state.run("baseline", lambda: held_out(config.base_model, out / "baseline-eval"), notify)
     policy, table = config.base_model, []
     for k in range(rounds):
-        folder = out / f"round-{k}"
-        rollout = state.run(f"round-{k}/rollout", lambda: _rollout(config, policy, folder / "rollout", k), notify)
-        rows = state.run(f"round-{k}/sft_data", lambda: _sft_data(config, folder, k == 0), notify)
-
-        def fine_tune(policy: str = policy, folder: Path = folder) -> str:
-            shutil.rmtree(folder / "sft", ignore_errors=True)  # an SFT killed midway starts over
-            model = sft(policy, folder / "sft.jsonl", folder / "sft", max_steps=settings.sft_steps,
-                        learning_rate=settings.sft_learning_rate, seed=config.seed + k)  # fmt: skip
-            return str(model)
-
-        sft_dir = state.run(f"round-{k}/sft", fine_tune, notify)
-        grpo = state.run(f"round-{k}/grpo", lambda: _grpo(config, sft_dir, folder / "grpo", notify), notify)
-        score = state.run(f"round-{k}/eval", lambda: held_out(grpo["model_dir"], folder / "eval"), notify)
-        policy = grpo["model_dir"]
-        table.append(
-            RoundRow(k, rollout["resolve_rate"], rows["rows"], grpo["reward_first"], grpo["reward_last"],
-                     score, baseline, policy)  # fmt: skip
-        )
+        row = _round(config, state, k, policy, sft, held_out, notify)
+        table.append(dataclasses.replace(row, baseline_resolve_rate=baseline))
+        policy = row.policy
     return table
+
+
+def _round(
+    config: RunConfig,
+    state: FlywheelState,
+    k: int,
+    policy: str,
+    sft: Callable[..., Path],
+    held_out: Callable[[str, Path], float],
+    notify: Notify,
+) -> RoundRow:
+    """Round k's five stages (each skipped when flywheel.json says it is done)."""
+    folder, settings = Path(config.output_dir) / f"round-{k}", config.flywheel
+    rollout = state.run(f"round-{k}/rollout", lambda: _rollout(config, policy, folder / "rollout", k), notify)
+    rows = state.run(f"round-{k}/sft_data", lambda: _sft_data(config, folder, k == 0), notify)
+
+    def fine_tune() -> str:
+        shutil.rmtree(folder / "sft", ignore_errors=True)  # an SFT killed midway starts over
+        model = sft(policy, folder / "sft.jsonl", folder / "sft", max_steps=settings.sft_steps,
+                    learning_rate=settings.sft_learning_rate, seed=config.seed + k)  # fmt: skip
+        return str(model)
+
+    sft_dir = state.run(f"round-{k}/sft", fine_tune, notify)
+    grpo = state.run(f"round-{k}/grpo", lambda: _grpo(config, sft_dir, folder / "grpo", notify), notify)
+    score = state.run(f"round-{k}/eval", lambda: held_out(grpo["model_dir"], folder / "eval"), notify)
+    return RoundRow(
+        round=k, rollout_resolve_rate=rollout["resolve_rate"], sft_rows=rows["rows"],
+        grpo_reward_first=grpo["reward_first"], grpo_reward_last=grpo["reward_last"], eval_resolve_rate=score,
+        baseline_resolve_rate=0.0, policy=grpo["model_dir"],
+    )  # fmt: skip
 
 
 def check_flywheel(config: RunConfig, rounds: int) -> None:
@@ -214,7 +230,7 @@ def agentless_gold(config: RunConfig) -> list[Any]:
     """Each train task's prompt and SWE-RL answer from its gold patch, kept only if the env resolves it."""
     import repogym.env
     from repogym.agent.trajectory import AttemptOutcome, Trajectory
-    from repogym.errors import PatchError
+    from repogym.patches import PatchError
     from repogym.search_replace import answer_from_patch
 
     tasks, found = load_tasks(config.env.task_set), []
@@ -230,8 +246,13 @@ def agentless_gold(config: RunConfig) -> list[Any]:
         finally:
             env.close()
         if result["grade"] is not None and result["grade"].resolved:
-            messages = [{"role": "user", "content": str(observation)}, {"role": "assistant", "content": answer}]
-            found.append(Trajectory(task.instance_id, 0, "gold", messages, AttemptOutcome.SUBMITTED, resolved=True))
+            messages = [
+                {"role": "user", "content": str(observation)},
+                {"role": "assistant", "content": answer},
+            ]
+            found.append(
+                Trajectory(task.instance_id, 0, "gold", messages, AttemptOutcome.SUBMITTED, resolved=True)
+            )
     return found
 
 

@@ -38,7 +38,12 @@ from typing import Any
 from repogym.config import RunConfig, config_to_dict
 from repogym.errors import ConfigError
 from repogym.files import write_json
-from repogym.train.rl_checks import check_env_options, check_model_folder, check_numbers, load_checked_tokenizer
+from repogym.train.rl_checks import (
+    check_env_options,
+    check_model_folder,
+    check_numbers,
+    load_checked_tokenizer,
+)
 from repogym.train.rl_metrics import (
     DropAbstained,
     MetricsJsonl,
@@ -105,7 +110,12 @@ def train_rl(config: RunConfig, *, resume: bool = False, notify: Notify = lambda
 
 
 def build_trainer(
-    config: RunConfig, model_dir: Path, tokenizer: Any, envs: TaskEnvs, pool: ThreadPoolExecutor, per_device: int
+    config: RunConfig,
+    model_dir: Path,
+    tokenizer: Any,
+    envs: TaskEnvs,
+    pool: ThreadPoolExecutor,
+    per_device: int,
 ) -> Any:
     """TRL's trainer over the tasks' prompts, with one reward function per configured component."""
     from datasets import Dataset
@@ -204,7 +214,7 @@ def _grpo_trainer_class() -> type:
     return RepogymGRPOTrainer
 
 
-def RepogymGRPOTrainer(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - reads as the class it builds
+def RepogymGRPOTrainer(*args: Any, **kwargs: Any) -> Any:
     """Build the trainer (the class is made on first use, so importing this module stays light)."""
     return _grpo_trainer_class()(*args, **kwargs)
 
@@ -246,7 +256,9 @@ def resume_point(out: Path, config: RunConfig, resume: bool, notify: Notify) -> 
         return None
     latest = checkpoints[-1]
     dropped = truncate_metrics(out, _checkpoint_step(latest))
-    notify(f"resuming from {latest.name} (step {_checkpoint_step(latest)}; {dropped} later metrics row(s) dropped)")
+    notify(
+        f"resuming from {latest.name} (step {_checkpoint_step(latest)}; {dropped} later metrics row(s) dropped)"
+    )
     return latest
 
 
@@ -270,7 +282,8 @@ def _check_same_run(out: Path, config: RunConfig) -> None:
 def _write_run_file(out: Path, config: RunConfig, envs: TaskEnvs) -> None:
     out.mkdir(parents=True, exist_ok=True)
     components = [
-        {"name": c.name, "weight": c.weight, "fn": c.fn_name, "kwargs": c.options} for c in envs.reward.components
+        {"name": c.name, "weight": c.weight, "fn": c.fn_name, "kwargs": c.options}
+        for c in envs.reward.components
     ]
     write_json(
         out / RUN_FILE,

@@ -12,14 +12,21 @@ from typing import Any
 from repogym.config import RunConfig, validate_config
 from repogym.errors import ConfigError
 
-_WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json")
+_WEIGHTS = (
+    "model.safetensors",
+    "pytorch_model.bin",
+    "model.safetensors.index.json",
+    "pytorch_model.bin.index.json",
+)
 _MAKE_ONE = "a local Hugging Face model folder, e.g. base_model=DIR after `python -m repogym.train.tiny DIR`"
 
 
 def check_numbers(config: RunConfig, num_processes: int = 1) -> int:
     """Group and batch arithmetic; returns the per-device batch size (completions per micro-batch)."""
     if config.algorithm != "grpo":
-        raise ConfigError(f"algorithm: {config.algorithm!r} is not GRPO; `repogym train sft` runs SFT configs")
+        raise ConfigError(
+            f"algorithm: {config.algorithm!r} is not GRPO; `repogym train sft` runs SFT configs"
+        )
     group = config.rollout.num_candidates
     if group < 2:
         raise ConfigError(
@@ -112,7 +119,8 @@ def enable_tool_parsing(tokenizer: Any, folder: Path, key: str = "base_model") -
         pass
     call = [{"type": "function", "function": {"name": "probe", "arguments": {"x": "1"}}}]
     rendered = tokenizer.apply_chat_template(
-        [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": call}], tokenize=False
+        [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": call}],
+        tokenize=False,
     )
     if '<tool_call>\n{"name": "probe"' not in rendered:
         raise ConfigError(

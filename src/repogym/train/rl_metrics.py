@@ -35,7 +35,9 @@ class MetricsJsonl(TrainerCallback):
     def __init__(self, output_dir: str | Path) -> None:
         self.path = Path(output_dir) / METRICS_FILE
 
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **_: Any) -> None:
+    def on_log(
+        self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **_: Any
+    ) -> None:
         if not state.is_world_process_zero or not logs:
             return
         row = {"step": state.global_step, **{k: _plain(v) for k, v in logs.items()}}
@@ -46,7 +48,9 @@ class MetricsJsonl(TrainerCallback):
 class DropAbstained(TrainerCallback):
     """Removes None values from the logs (terms that abstained on a whole batch) for the loggers after it."""
 
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **_: Any) -> None:
+    def on_log(
+        self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **_: Any
+    ) -> None:
         if logs:
             for key in [key for key, value in logs.items() if value is None]:
                 del logs[key]

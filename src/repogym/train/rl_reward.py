@@ -84,7 +84,9 @@ def agentless_scorer(envs: TaskEnvs, pool: ThreadPoolExecutor) -> BatchScorer:
 
     def score(completions: Sequence[Any], kwargs: dict[str, Any]) -> list[Scored]:
         ids = kwargs["instance_id"]
-        futures = [pool.submit(score_one, i, completion_text(c)) for i, c in zip(ids, completions, strict=True)]
+        futures = [
+            pool.submit(score_one, i, completion_text(c)) for i, c in zip(ids, completions, strict=True)
+        ]
         return [future.result() for future in futures]
 
     return score

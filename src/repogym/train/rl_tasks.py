@@ -96,7 +96,9 @@ class TaskEnvs:
 
         with ThreadPoolExecutor(max(1, min(workers, len(self.tasks)))) as pool:
             prepared = list(pool.map(prepare_one, self.tasks))
-        broken = [(t.instance_id, r) for t, r in zip(self.tasks, prepared, strict=True) if isinstance(r, Exception)]
+        broken = [
+            (t.instance_id, r) for t, r in zip(self.tasks, prepared, strict=True) if isinstance(r, Exception)
+        ]
         if broken:
             shown = "; ".join(f"{instance}: {exc}" for instance, exc in broken[:3])
             raise ConfigError(
@@ -184,7 +186,9 @@ def load_task_set(path: str) -> TaskSet:
     except DatasetError as exc:
         raise ConfigError(f"env.task_set: {exc}") from None
     if not len(tasks):
-        raise ConfigError(f"env.task_set: {path} holds no tasks; mine and validate some first (repogym quickstart)")
+        raise ConfigError(
+            f"env.task_set: {path} holds no tasks; mine and validate some first (repogym quickstart)"
+        )
     unprovable = [task.instance_id for task in tasks if not task.FAIL_TO_PASS]
     if unprovable:
         raise ConfigError(

@@ -72,7 +72,11 @@ class _ToolEnvBase:
             if self.grade_on_submit:
                 self._start_grading()
             return "Submitted: your changes are being graded by the hidden tests."
-        call = {"id": name, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+        call = {
+            "id": name,
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
         observation, _, _, _, _ = self._env.step(call)
         return str(observation)
 
@@ -113,7 +117,9 @@ def _tool_method(tool: Tool) -> Any:
         annotations[param.name] = annotation
         default = inspect.Parameter.empty if param.required else None
         parameters.append(
-            inspect.Parameter(param.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+            inspect.Parameter(
+                param.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+            )
         )
     annotations["return"] = str
     method.__name__ = method.__qualname__ = tool.name
