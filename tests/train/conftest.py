@@ -1,4 +1,4 @@
-"""Fixtures for the training tests: a tiny random-weight model, task files, and run configs.
+"""Fixtures for the training tests: a tiny random-weight model and task files (helpers: rl_support.py).
 
 Everything is real: the tiny model is a transformers folder built by repogym.train.tiny, the
 tasks are git repositories graded in the bwrap sandbox, and runs use TRL's GRPOTrainer on CPU.
@@ -6,13 +6,14 @@ tasks are git repositories graded in the bwrap sandbox, and runs use TRL's GRPOT
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
 from repogym.dataset import save_tasks
+
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture(scope="session")
@@ -39,19 +40,3 @@ def sample_tasks_file(toy_task, tmp_path_factory: pytest.TempPathFactory) -> Pat
     result = run_quickstart(tmp_path_factory.mktemp("quickstart") / "qs", n_repos=1, workers=2)
     assert result.tasks, "the sample repository yielded no validated task"
     return result.out_dir / "tasks.jsonl"
-
-
-def fast_settings(**extra: Any) -> dict[str, Any]:
-    """GRPO settings that keep a CPU test short (tiny completions, no TensorBoard, no recomputation)."""
-    return {
-        "max_completion_length": 16,
-        "gradient_checkpointing": False,
-        "report_to": [],
-        "save_steps": 1000,
-        **extra,
-    }
-
-
-def write_config(path: Path, data: dict[str, Any]) -> Path:
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return path

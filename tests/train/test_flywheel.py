@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from rl_support import fast_settings
 
 from repogym.config import validate_config
 from repogym.dataset import load_tasks, save_tasks
 from repogym.rollout.store import load_trajectories
 from repogym.train.flywheel import STATE_FILE, run_flywheel
 from repogym.train.flywheel_seams import run_sft
-
-from .conftest import fast_settings
 
 pytestmark = pytest.mark.slow
 

@@ -17,9 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
+from rl_support import fast_settings, write_config
 from safetensors.torch import load_file
-
-from .conftest import fast_settings, write_config
 
 pytestmark = pytest.mark.slow
 
