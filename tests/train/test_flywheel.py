@@ -18,7 +18,7 @@ from repogym.rollout.store import load_trajectories
 from repogym.train.flywheel import STATE_FILE, run_flywheel
 from repogym.train.flywheel_seams import run_sft
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # several model loads
 
 
 class Killed(Exception):

@@ -108,3 +108,18 @@ def test_cli_exits_2_with_one_line_and_no_traceback(run, tmp_path, examples_dir,
     assert "Traceback" not in result.output
     assert "error: batch_size: 30 completions is not a multiple of rollout.num_candidates=16" in result.stderr
     assert not Path(tmp_path / "cli").exists()
+
+
+def test_flywheel_needs_a_held_out_split(examples_dir, tiny_model, toy_tasks_file, tmp_path):
+    result = RUNNER.invoke(app, [
+        "train", "flywheel", str(examples_dir / "seed_grpo.yaml"), "--rounds", "1", f"base_model={tiny_model}",
+        f"env.task_set={toy_tasks_file}", "rollout.num_candidates=2", "batch_size=2", f"output_dir={tmp_path / 'fw'}",
+    ])  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "flywheel.eval_task_set: not set" in result.stderr
+    same = RUNNER.invoke(app, [
+        "train", "flywheel", str(examples_dir / "seed_grpo.yaml"), "--rounds", "1", f"base_model={tiny_model}",
+        f"env.task_set={toy_tasks_file}", f"flywheel.eval_task_set={toy_tasks_file}", "rollout.num_candidates=2",
+        "batch_size=2", f"output_dir={tmp_path / 'fw'}",
+    ])  # fmt: skip
+    assert same.exit_code == 2 and "must not be trained on" in same.stderr

@@ -58,8 +58,10 @@ def test_agent_tools_edit_in_the_sandbox_and_submit_is_graded(toy_task, toy_task
         assert "return a - b" in fixer.view_file(path="src/calc/__init__.py")
         assert "Error" not in fixer.str_replace(path="src/calc/__init__.py", old="a - b", new="a + b")
         assert fixer.submit().startswith("Submitted")
+        assert fixer._grading is not None, "rollout.async: grading starts at submit, while others generate"
         assert fixer.bash(command="echo too late") == ENDED, "nothing runs after submit"
         assert "Error" in idler.view_file(path="no/such/file.py")
+        assert idler._grading is None
         scores = agent_scorer()([None, None], {"environments": [fixer, idler]})
     finally:
         pool.shutdown()

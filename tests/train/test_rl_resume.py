@@ -20,7 +20,7 @@ import pytest
 from rl_support import fast_settings, write_config
 from safetensors.torch import load_file
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # several model loads
 
 STEPS, SAVE_EVERY = 6, 2
 
