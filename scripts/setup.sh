@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up repogym for development on a fresh Debian machine (run as root or with sudo).
-# Installs bubblewrap (the sandbox), creates .venv and installs repogym with its test extras.
+# Installs bubblewrap (the sandbox) and chromium (the report's browser test), creates .venv and installs repogym with its test extras.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""
@@ -8,6 +8,11 @@ SUDO=""
 if ! command -v bwrap >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq bubblewrap git patch util-linux >/dev/null
+fi
+# Headless Chromium renders report.html in the report's browser test (tests/evaluate/test_report.py).
+if ! command -v chromium >/dev/null 2>&1; then
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 PYTHON="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv

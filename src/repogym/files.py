@@ -75,7 +75,11 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[dict[str, Any]]) ->
 def append_jsonl(path: str | os.PathLike[str], row: dict[str, Any]) -> None:
     """Append one record as one line, durably; a crash leaves at most a torn line, which readers skip."""
     line = (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    except FileNotFoundError:  # the first record of a file whose folder does not exist yet (as atomic writes do)
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         if _ends_torn(fd):
             # Close the torn record left by a crash, or this record would be glued onto it.

@@ -28,13 +28,20 @@ class DiffStats:
 
 
 def parse_patch(patch: str) -> PatchSet | None:
-    """The parsed patch, or None when it is not a unified diff."""
+    """The parsed patch, or None when it is not a unified diff (blank text is the empty patch).
+
+    unidiff reads text with no file header as a patch of no files; that is not a diff either.
+
+    >>> len(parse_patch("")), parse_patch("just some words\\n") is None
+    (0, True)
+    """
     if not patch.strip():
         return PatchSet("")
     try:
-        return PatchSet(patch)
+        parsed = PatchSet(patch)
     except UnidiffParseError:
         return None
+    return parsed if len(parsed) else None
 
 
 def diff_stats(patch: str) -> DiffStats:

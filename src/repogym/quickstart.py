@@ -61,7 +61,7 @@ def run_quickstart(
     from repogym.samples import generate_suite
     from repogym.validate.batch import ValidateConfig, validate_candidates
 
-    out = Path(out_dir)
+    out = Path(out_dir).absolute()  # every later stage (git included) may run in another folder
     out.mkdir(parents=True, exist_ok=True)
     result = QuickstartResult(out)
     started = time.perf_counter()

@@ -24,10 +24,11 @@ def test_validate_writes_tasks_and_funnel_then_resumes_without_scrubbing(candida
     out = tmp_path / "tasks.jsonl"
 
     first = invoke("validate", str(candidates_file), "--out", str(out), "-j", "2")
-    assert first.exit_code == 0, first.output
+    assert first.exit_code == 1, first.output  # a stage that produces nothing says so and exits 1
     assert "env_build_failed" in first.stdout
     assert "license_unknown" in first.stdout  # the toy repository has no licence: scrubbed out
-    assert out.read_text() == ""  # nothing survived: an empty task file
+    assert "nothing produced: none of 2 candidate(s) became a task" in first.output
+    assert not out.exists()  # no empty task file for the next stage to refuse
     funnel = json.loads((tmp_path / "tasks.jsonl.funnel.json").read_text())
     assert (funnel["candidates"], funnel["written"]) == (2, 0)
 

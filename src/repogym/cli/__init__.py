@@ -13,11 +13,14 @@ import typer
 
 from repogym import __version__
 from repogym.cli import (
+    cache_cmd,
     config_cmd,
     env_cmd,
+    eval_cmd,
     grade_cmd,
     mine_cmd,
     quickstart_cmd,
+    report_cmd,
     rollout_cmd,
     samples_cmd,
     scrub_cmd,
@@ -53,6 +56,9 @@ for _stage in (
     env_cmd,
     rollout_cmd,
     train_cmd,
+    eval_cmd,
+    report_cmd,
+    cache_cmd,
 ):
     _stage.register(app)
 

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from repogym.cli.common import console, err_console, exits_on_error
+from repogym.cli.common import check_sandbox, console, err_console, exits_on_error
 
 HELP = (
     "Type one tool call per prompt, e.g. view_file('src/app.py', '1:40') or bash('ls'); an unfinished call "
@@ -31,7 +31,9 @@ def play_command(
     repos_dir: Path = typer.Option(
         None, "--repos-dir", help="Folder of owner__name clones for tasks without repo_source."
     ),
-    sandbox: str = typer.Option("bwrap", "--sandbox", help="bwrap (isolated) or local (NO isolation)."),
+    sandbox: str = typer.Option(
+        "bwrap", "--sandbox", callback=check_sandbox, help="bwrap (isolated) or local (NO isolation)."
+    ),
     mode: str = typer.Option(
         "agent", "--mode", help="agent (tool calls) or agentless (one SEARCH/REPLACE answer)."
     ),

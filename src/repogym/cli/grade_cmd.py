@@ -16,14 +16,14 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from repogym.cli.common import console, err_console, print_json
+from repogym.cli.common import check_sandbox, console, err_console, exits_on_error, print_json, track
 from repogym.dataset import load_tasks
 from repogym.errors import RepogymError
 from repogym.grading.report import GradeResult, Outcome
 
 
 def register(app: typer.Typer) -> None:
-    app.command("grade")(grade_command)
+    app.command("grade")(exits_on_error(grade_command))
 
 
 def grade_command(
@@ -42,7 +42,9 @@ def grade_command(
     repos_dir: Path = typer.Option(
         None, "--repos-dir", help="Folder of owner__name clones for tasks without repo_source."
     ),
-    sandbox: str = typer.Option("bwrap", "--sandbox", help="bwrap (isolated) or local (NO isolation)."),
+    sandbox: str = typer.Option(
+        "bwrap", "--sandbox", callback=check_sandbox, help="bwrap (isolated) or local (NO isolation)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object (single-instance mode)."),
 ) -> None:
     """Apply a patch and the task's tests in the sandbox; report SWE-bench's FULL / PARTIAL / NO.
@@ -80,10 +82,7 @@ def grade_command(
     elif empty:
         text = ""
     else:
-        try:
-            text = patch.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise RepogymError(f"{patch}: no such patch file") from None
+        text = read_patch_file(patch)
     with err_console.status(f"grading {instance} in the {sandbox} sandbox..."):
         result = grade(task, text, sandbox=sandbox, repos_dir=repos)
     if json_out:
@@ -92,6 +91,35 @@ def grade_command(
         _print_result(result)
     if result.outcome in (Outcome.INFRA_ERROR, Outcome.ENV_BUILD_FAILED):
         sys.exit(1)
+
+
+def read_patch_file(path: Path) -> str:
+    """A candidate patch file's text; anything that is not a unified diff is a user error, never an empty patch.
+
+    An empty (or blank) file is the empty patch on purpose: it is graded, and does not resolve.
+    """
+    from repogym.patches import parse_patch
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise RepogymError(f"--patch {path}: no such patch file") from None
+    except IsADirectoryError:
+        raise RepogymError(f"--patch {path}: is a folder, not a patch file") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RepogymError(
+            f"--patch {path}: not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x}); a patch is a unified "
+            "diff as `git diff` writes it (binary files included: `git diff --binary`)"
+        ) from None
+    if text.strip() and parse_patch(text) is None:
+        first = text.strip().splitlines()[0][:60]
+        raise RepogymError(
+            f"--patch {path}: not a unified diff (it starts {first!r}; a diff has '--- a/FILE', '+++ b/FILE' "
+            "and '@@' lines: make one with `git diff > fix.diff`)"
+        )
+    return text
 
 
 def _print_result(result: GradeResult) -> None:
@@ -126,6 +154,7 @@ def _grade_file(
     from repogym.predictions import load_predictions
 
     predictions = load_predictions(predictions_file)
+    graded = track("predictions graded")
     resolved = 0
     progress = Progress(
         TextColumn("grading"),
@@ -148,6 +177,7 @@ def _grade_file(
         def _done(result: GradeResult) -> None:
             nonlocal resolved
             resolved += result.resolved
+            graded.done += 1
             elapsed = progress.tasks[0].elapsed or 1e-9
             completed = progress.tasks[0].completed + 1
             progress.update(

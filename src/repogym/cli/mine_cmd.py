@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from repogym.cli.common import console, err_console, print_json
+from repogym.cli.common import console, err_console, exits_on_error, nothing_produced, print_json
 from repogym.config import load_config, validate_config
 from repogym.mining.config import MiningConfig
 from repogym.mining.gitcmd import resolve_revision
@@ -16,7 +16,7 @@ from repogym.mining.mine import mine_to_file
 
 
 def register(app: typer.Typer) -> None:
-    app.command("mine")(mine_command)
+    app.command("mine")(exits_on_error(mine_command))
 
 
 def _settings(config: Path | None, overrides: list[str], flags: dict[str, object]) -> MiningConfig:
@@ -60,6 +60,9 @@ def mine_command(
 ) -> None:
     """Walk the history and write candidate tasks (code patch, test patch, problem statement); validate them next.
 
+    Exit status 1 when no commit became a candidate (no file is written; the funnel says where each went),
+    2 on bad arguments.
+
     Example: repogym mine ../calc --out candidates.jsonl --prs calc.prs.jsonl --since 2024-01-01 --funnel funnel.json
     """
     settings = load_config(config, overrides, model=MiningConfig)
@@ -85,8 +88,15 @@ def mine_command(
         )
     if json_out:
         print_json(result.funnel.to_dict())
+    else:
+        console.print(result.funnel.table(title=f"mining funnel: {repo}"))
+    if not result.tasks:
+        raise nothing_produced(
+            f"no commit of {result.funnel.scanned} became a candidate; {out} was not written"
+            + (f" (funnel in {funnel})" if funnel else "")
+        )
+    if json_out:
         return
-    console.print(result.funnel.table(title=f"mining funnel: {repo}"))
     console.print(
         f"[green]wrote[/] {len(result.tasks)} candidates to {out} "
         f"({result.funnel.scanned} commits in {result.elapsed_s:.1f} s, {result.commits_per_s:,.0f} commits/s)"

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from repogym.cli.common import console, err_console, exits_on_error
+from repogym.cli.common import check_sandbox, console, err_console, exits_on_error
 
 
 def register(app: typer.Typer) -> None:
@@ -25,7 +25,9 @@ def quickstart(
     workers: Annotated[
         int, typer.Option("--workers", "-j", min=1, help="Parallel validations and gradings.")
     ] = 2,
-    sandbox: Annotated[str, typer.Option(help="bwrap (isolated) or local (NO isolation).")] = "bwrap",
+    sandbox: Annotated[
+        str, typer.Option(callback=check_sandbox, help="bwrap (isolated) or local (NO isolation).")
+    ] = "bwrap",
 ) -> None:
     """Generate sample repos, mine their history, prove each candidate in the sandbox, grade gold and empty patches.
 

@@ -16,7 +16,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from repogym.cli.common import console, err_console, exits_on_error, print_json
+from repogym.cli.common import check_sandbox, console, err_console, exits_on_error, print_json
 from repogym.errors import ConfigError
 from repogym.files import write_json
 
@@ -68,7 +68,9 @@ def rollout_command(
     reward_config: Path = typer.Option(
         None, "--reward-config", help="YAML whose `reward:` composes the reward."
     ),
-    sandbox: str = typer.Option("bwrap", "--sandbox", help="bwrap (isolated) or local (NO isolation)."),
+    sandbox: str = typer.Option(
+        "bwrap", "--sandbox", callback=check_sandbox, help="bwrap (isolated) or local (NO isolation)."
+    ),
     mode: str = typer.Option(
         "agent", "--mode", help="agent (tool calls, many turns) or agentless (one SEARCH/REPLACE answer)."
     ),

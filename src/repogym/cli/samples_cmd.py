@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from repogym.cli.common import console, print_json
+from repogym.cli.common import console, exits_on_error, print_json
 from repogym.samples import SampleRepo, generate_suite
 
 app = typer.Typer(
@@ -20,6 +20,7 @@ app = typer.Typer(
 
 
 @app.command("generate")
+@exits_on_error
 def generate(
     out_dir: Path = typer.Argument(
         ..., metavar="OUT_DIR", help="Folder for the repositories, their PR exports and manifests."

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from repogym.cli.common import console
+from repogym.cli.common import console, exits_on_error
 from repogym.config import validate_config
 from repogym.dataset import load_tasks, save_tasks
 from repogym.files import write_json
@@ -17,7 +17,7 @@ from repogym.privacy import DEFAULT_ALLOWLIST, PiiKind, Policy, ScrubConfig, Scr
 
 
 def register(app: typer.Typer) -> None:
-    app.command("scrub")(scrub_command)
+    app.command("scrub")(exits_on_error(scrub_command))
 
 
 def scrub_command(

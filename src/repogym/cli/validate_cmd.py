@@ -15,7 +15,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from repogym.cli.common import console, err_console, exits_on_error
+from repogym.cli.common import check_sandbox, console, err_console, exits_on_error, nothing_produced, track
 from repogym.config import validate_config
 from repogym.dataset import load_tasks
 from repogym.validate import (
@@ -38,7 +38,7 @@ def validate_command(
     workers: Annotated[int, typer.Option("--workers", "-j", min=1, help="Candidates validated in parallel.")] = 1,
     runs: Annotated[int, typer.Option("--runs", min=1, help="Runs before and after the gold patch; tests whose outcome changes are dropped as flaky.")] = 2,
     repos_dir: Annotated[Path | None, typer.Option("--repos-dir", help="Folder of owner__name clones for candidates without repo_source.")] = None,
-    sandbox: Annotated[str, typer.Option("--sandbox", help="bwrap (isolated) or local (NO isolation: the repository's tests run on this machine).")] = "bwrap",
+    sandbox: Annotated[str, typer.Option("--sandbox", callback=check_sandbox, help="bwrap (isolated) or local (NO isolation: the repository's tests run on this machine).")] = "bwrap",
     no_scrub: Annotated[bool, typer.Option("--no-scrub", help="Skip the privacy stage (secrets, personal data, licence allowlist).")] = False,
     funnel: Annotated[Path | None, typer.Option("--funnel", help="Funnel report JSON (default: OUT.funnel.json).")] = None,
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Keep test logs here, one folder per candidate (default: repogym's cache).")] = None,
@@ -46,7 +46,9 @@ def validate_command(
     """Run each candidate's test files before and after its gold patch; keep candidates with FAIL_TO_PASS tests.
 
     Resumable: outcomes are saved to OUT.partial.jsonl as they finish; running the same command
-    again skips candidates already done. The privacy stage runs before writing unless --no-scrub.
+    again skips candidates already done (Ctrl-C says how many are saved). The privacy stage runs
+    before writing unless --no-scrub. Exit status 1 when no candidate became a task (OUT is not
+    written; the funnel says why each was dropped), 2 on bad arguments.
 
     Examples:
       repogym validate candidates.jsonl --out tasks.jsonl -j 2
@@ -72,6 +74,10 @@ def validate_command(
     funnel_path = funnel or out.with_name(out.name + ".funnel.json")
     run = _with_progress(candidates, out, config, funnel_path)
     _print_summary(run, out, funnel_path)
+    if not run.tasks:
+        raise nothing_produced(
+            f"none of {len(candidates)} candidate(s) became a task; {out} was not written (funnel: {funnel_path})"
+        )
 
 
 def _with_progress(candidates, out: Path, config: ValidateConfig, funnel_path: Path) -> ValidationRun:  # type: ignore[no-untyped-def]
@@ -87,17 +93,20 @@ def _with_progress(candidates, out: Path, config: ValidateConfig, funnel_path: P
         console=err_console,
     )
     validated = 0
+    saved = track("candidates validated")
     with progress:
         bar = progress.add_task("validate", total=None, rate="", validated="0")
 
         def on_start(todo: int, done: int) -> None:
             progress.update(bar, total=todo)
+            saved.done = done
             if done:
                 progress.console.print(f"resuming: {done} candidate(s) already done in {partial_path(out)}")
 
         def on_result(outcome: CandidateOutcome) -> None:
             nonlocal validated
             validated += outcome.validated
+            saved.done += 1
             state = progress.tasks[0]
             completed = state.completed + 1
             rate = 60.0 * completed / (state.elapsed or 1e-9)
@@ -116,6 +125,7 @@ def _print_summary(run: ValidationRun, out: Path, funnel_path: Path) -> None:
         if reason.count and lines:
             console.print(f"{reason.name} ({reason.examples[0]}): " + " | ".join(lines), markup=False)
     rate = f"; {run.candidates_per_minute:.1f} candidates/min" if run.validated_now else ""
-    console.print(f"wrote {len(run.tasks)} task(s) to {out} in {run.elapsed_s:.1f} s{rate}", markup=False)
+    if run.tasks:
+        console.print(f"wrote {len(run.tasks)} task(s) to {out} in {run.elapsed_s:.1f} s{rate}", markup=False)
     if run.scrub is None:
         console.print("[yellow]privacy stage skipped (--no-scrub): do not share these tasks unreviewed[/]")

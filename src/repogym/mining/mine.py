@@ -204,9 +204,13 @@ def mine_to_file(
     funnel_path: str | os.PathLike[str] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> MiningResult:
-    """`mine`, then write the candidates (atomically, format from the suffix) and the funnel JSON."""
+    """`mine`, then write the candidates (atomically, format from the suffix) and the funnel JSON.
+
+    No candidates, no candidates file: an empty task file is not a valid input to the next stage.
+    """
     result = mine(repo, config, prs, progress)
-    save_tasks(result.tasks, out)
+    if result.tasks:
+        save_tasks(result.tasks, out)
     if funnel_path is not None:
         write_json(funnel_path, result.funnel.to_dict())
     return result

@@ -84,7 +84,8 @@ def write_repository(path: Path, plan: Plan, branch: str = "main") -> dict[str, 
         raise ConfigError(f"sample repo path {path}: exists and is not an empty directory")
     path.mkdir(parents=True, exist_ok=True)
     git(path, "init", "--quiet", f"--initial-branch={branch}")
-    marks_file = path / ".git" / "repogym-marks"
+    # Absolute: git runs fast-import inside the new repository, where a relative path means something else.
+    marks_file = path.resolve() / ".git" / "repogym-marks"
     git(
         path,
         "fast-import",

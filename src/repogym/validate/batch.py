@@ -101,7 +101,8 @@ def validate_candidates(
     on_start: Callable[[int, int], None] | None = None,
     on_result: Callable[[CandidateOutcome], None] | None = None,
 ) -> ValidationRun:
-    """Validate every candidate not already done, scrub the validated ones and write them to `out`.
+    """Validate every candidate not already done, scrub the validated ones and write them to `out`
+    (not written when no task survives).
 
     `on_start(todo, done)` is called once before work starts; `on_result(outcome)` after each
     candidate (from worker threads, one at a time).
@@ -121,7 +122,8 @@ def validate_candidates(
     validated = [outcomes[t.instance_id].to_task(t) for t in task_set if outcomes[t.instance_id].validated]
     scrubbed = scrub_tasks(validated, config.scrub_config) if config.scrub else None
     written = list(scrubbed.tasks) if scrubbed else validated
-    save_tasks(written, out)
+    if written:  # an empty task file is not a valid input to the next stage: write none
+        save_tasks(written, out)
     funnel = build_funnel(list(task_set), outcomes, scrubbed, written, resumed)
     if funnel_path is not None:
         write_json(funnel_path, funnel.to_dict())

@@ -1,0 +1,225 @@
+"""`build_report(run_dirs, out)`: one self-contained HTML page (plots as base64 PNG, no external
+file, font, style or script) and the same plots as PNG files in `<out stem>_plots/` beside it.
+
+The page has five sections, each present even when empty (it then says what would fill it):
+training curves, before/after resolve rate per split, funnels, a per-task table and the
+trajectory viewer. Text from run folders is escaped by Jinja's autoescape, and the page's
+Content-Security-Policy lets only its own inline script run (by hash), so a trajectory holding
+`<script>` is shown, never executed, even if escaping were ever skipped.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repogym.errors import ConfigError
+from repogym.evaluate.report.collect import EvalRun, ReportInputs, collect
+from repogym.evaluate.report.funnels import funnel_view
+from repogym.evaluate.report.plots import (
+    Plot,
+    before_after_plot,
+    curve_plot,
+    funnel_plot,
+    slug,
+    training_series,
+)
+from repogym.evaluate.report.trajectories import rollout_view
+from repogym.files import atomic_writer
+
+#: Records, after load, how many images decoded (naturalWidth > 0) and how many tables exist, as
+#: attributes of <body>: what a headless browser test reads back with --dump-dom.
+PAGE_SCRIPT = (
+    "window.addEventListener('load', function () {"
+    " var images = Array.prototype.slice.call(document.images);"
+    " var loaded = images.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length;"
+    " document.body.setAttribute('data-images-total', String(images.length));"
+    " document.body.setAttribute('data-images-loaded', String(loaded));"
+    " document.body.setAttribute('data-tables', String(document.querySelectorAll('table').length));"
+    " });"
+)
+MAX_TASK_ROWS = 3000
+
+
+@dataclass
+class ReportResult:
+    out: Path
+    plots_dir: Path
+    plots: list[Plot] = field(default_factory=list)
+    inputs: ReportInputs = field(default_factory=ReportInputs)
+    attempts_shown: int = 0
+
+
+Progress = Callable[[str, int, int], None]
+"""on_progress(what, done, total), called as each piece is drawn."""
+
+
+def build_report(
+    run_dirs: list[Path], out: Path, max_attempts: int = 100, on_progress: Progress | None = None
+) -> ReportResult:
+    """Read `run_dirs`, draw every plot, write `out` and the PNGs; raises ConfigError on unusable input."""
+    if out.exists() and out.is_dir():
+        raise ConfigError(f"--out {out}: is a folder; give the HTML file to write, e.g. {out}/report.html")
+    if max_attempts < 0:
+        raise ConfigError(f"--max-attempts: must be >= 0, got {max_attempts}")
+    report = lambda what, done, total: on_progress(what, done, total) if on_progress else None  # noqa: E731
+    inputs = collect(run_dirs)
+    result = ReportResult(out, out.with_name(f"{out.stem}_plots"), inputs=inputs)
+    trainings = _training_section(inputs, result, report)
+    before_after = _before_after_section(inputs, result)
+    funnels = _funnel_section(inputs, result, report)
+    rollouts = _rollouts(inputs, max_attempts, report)
+    result.attempts_shown = sum(len(r.attempts) for r in rollouts)
+    page = _render(
+        generated=datetime.datetime.now(datetime.UTC).strftime("generated %Y-%m-%d %H:%M UTC"),
+        sources=[str(p) for p in run_dirs], warnings=inputs.warnings, trainings=trainings,
+        before_after=before_after, evals=[_eval_details(run) for run in inputs.ordered_evals()],
+        funnels=funnels, task_table=_task_table(inputs.ordered_evals()), rollouts=rollouts,
+    )  # fmt: skip
+    result.plots_dir.mkdir(parents=True, exist_ok=True)
+    for plot in result.plots:
+        with atomic_writer(result.plots_dir / plot.name, "wb") as handle:
+            handle.write(plot.png)
+    with atomic_writer(out) as handle:
+        handle.write(page)
+    return result
+
+
+def _embed(plot: Plot, result: ReportResult) -> dict[str, str]:
+    names = {p.name for p in result.plots}
+    name, number = plot.name, 2
+    while name in names:  # two runs with the same label: keep both files
+        name = plot.name.replace(".png", f"-{number}.png")
+        number += 1
+    result.plots.append(Plot(name, plot.title, plot.png))
+    return {"title": plot.title, "b64": base64.b64encode(plot.png).decode("ascii")}
+
+
+def _training_section(inputs: ReportInputs, result: ReportResult, report: Progress) -> list[dict[str, Any]]:
+    sections = []
+    for index, run in enumerate(inputs.ordered_trainings(), start=1):
+        families = training_series(run.rows)
+        plots = [_embed(curve_plot(f"train-{slug(run.label)}-{slug(family)}.png", f"{run.label}: {family}", series),
+                        result) for family, series in families.items()]  # fmt: skip
+        columns = sorted({column for series in families.values() for column in series})
+        sections.append({"label": run.label, "rows": len(run.rows), "columns": columns, "plots": plots})
+        report("training curves", index, len(inputs.trainings))
+    return sections
+
+
+def _interval_text(block: dict[str, Any], name: str) -> str:
+    try:
+        low, high = block["intervals"][name]
+        return f"{float(block[name]):.1%} [{float(low):.1%}, {float(high):.1%}]"
+    except (KeyError, TypeError, ValueError):
+        value = block.get(name)
+        return f"{float(value):.1%}" if isinstance(value, int | float) else "–"
+
+
+def _top_k(summary: dict[str, Any]) -> str | None:
+    ks = [k for k in summary.get("ks") or [] if isinstance(k, int) and k > 1]
+    return f"pass@{max(ks)}" if ks else None
+
+
+def _before_after_section(inputs: ReportInputs, result: ReportResult) -> dict[str, Any] | None:
+    runs = inputs.ordered_evals()
+    if not runs:
+        return None
+    stages = list(dict.fromkeys(run.stage for run in runs))
+    splits = list(dict.fromkeys(run.split for run in runs))
+    cells: dict[tuple[str, str], str] = {}
+    bars: dict[tuple[str, str], tuple[float, float, float]] = {}
+    for run in runs:
+        key = (run.split, run.stage)
+        text = _interval_text(run.summary, "pass@1")
+        top = _top_k(run.summary)
+        if top:
+            text += f" · {top} {_interval_text(run.summary, top)}"
+        cells[key] = f"{cells[key]} | {text}" if key in cells else text
+        try:
+            low, high = run.summary["intervals"]["pass@1"]
+            bars.setdefault(key, (float(run.summary["pass@1"]), float(low), float(high)))
+        except (KeyError, TypeError, ValueError):
+            pass
+    plot = _embed(before_after_plot(splits, stages, bars), result) if bars else None
+    return {"stages": stages, "splits": splits, "cells": cells, "plot": plot}
+
+
+def _eval_details(run: EvalRun) -> dict[str, Any]:
+    summary = run.summary
+    ks = [f"pass@{k}" for k in summary.get("ks") or [1] if isinstance(k, int)]
+    rows = [
+        {"group": "all", "tasks": summary.get("tasks", ""), "cells": [_interval_text(summary, k) for k in ks]}
+    ]
+    breakdown = summary.get("breakdown") if isinstance(summary.get("breakdown"), dict) else {}
+    for group, labels in breakdown.items():
+        for label, block in labels.items() if isinstance(labels, dict) else []:
+            if isinstance(block, dict):
+                rows.append({"group": f"{group}: {label}", "tasks": block.get("tasks", ""),
+                             "cells": [_interval_text(block, k) for k in ks]})  # fmt: skip
+    settings = summary.get("bootstrap") if isinstance(summary.get("bootstrap"), dict) else {}
+    bootstrap = f"95% bootstrap over tasks, {settings.get('resamples', '?')} resamples, seed {settings.get('seed', '?')}"
+    return {"label": run.label, "path": str(run.path), "policy": summary.get("policy", "?"), "n": summary.get("n", "?"),
+            "tasks": summary.get("tasks", "?"), "mode": summary.get("mode", "agent"), "bootstrap": bootstrap,
+            "ks": ks, "breakdown": rows}  # fmt: skip
+
+
+def _funnel_section(inputs: ReportInputs, result: ReportResult, report: Progress) -> list[dict[str, Any]]:
+    sections = []
+    for index, funnel in enumerate(inputs.funnels, start=1):
+        view = funnel_view(funnel)
+        report("funnels", index, len(inputs.funnels))
+        if view is None:
+            inputs.warnings.append(f"{funnel.path}: no counts found in it; not shown")
+            continue
+        labels, counts = [r.label for r in view.rows], [r.count for r in view.rows]
+        plot = _embed(funnel_plot(f"funnel-{slug(funnel.label)}.png", view.title, labels, counts), result)
+        sections.append({"title": view.title, "plot": plot, "rows": view.rows})
+    return sections
+
+
+def _task_table(runs: list[EvalRun]) -> dict[str, Any]:
+    facts: dict[str, dict[str, str]] = {}
+    for run in runs:
+        for iid, row in run.summary["per_task"].items():
+            if isinstance(row, dict):
+                facts.setdefault(iid, {k: str(row.get(k) or "") for k in ("repo", "method", "difficulty")})
+    rows = []
+    for iid in sorted(facts)[:MAX_TASK_ROWS]:
+        cells = []
+        for run in runs:
+            row = run.summary["per_task"].get(iid)
+            n, c = (row.get("n"), row.get("c")) if isinstance(row, dict) else (None, None)
+            if not isinstance(n, int) or not isinstance(c, int) or n < 1:
+                cells.append({"text": "", "css": ""})
+            else:
+                cells.append({"text": f"{c}/{n}", "css": "full" if c == n else "some" if c else "none"})
+        rows.append({"instance_id": iid, **facts[iid], "cells": cells})
+    return {"columns": [run.label for run in runs], "rows": rows, "cut": max(0, len(facts) - MAX_TASK_ROWS)}
+
+
+def _rollouts(inputs: ReportInputs, max_attempts: int, report: Progress) -> list[Any]:
+    folders = [(run.rollout_dir, run.label) for run in inputs.ordered_evals() if run.rollout_dir.is_dir()]
+    folders += [(run.path, run.label) for run in inputs.rollouts]
+    views = []
+    for index, (folder, label) in enumerate(folders, start=1):
+        views.append(rollout_view(folder, label, max_attempts))
+        report("trajectories", index, len(folders))
+    return views
+
+
+def _render(**context: Any) -> str:
+    import jinja2
+
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(Path(__file__).parent),
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+    )  # fmt: skip
+    digest = base64.b64encode(hashlib.sha256(PAGE_SCRIPT.encode("utf-8")).digest()).decode("ascii")
+    template = environment.get_template("page.html.j2")
+    return template.render(script=PAGE_SCRIPT, script_hash=f"sha256-{digest}", **context)

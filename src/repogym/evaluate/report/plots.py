@@ -1,0 +1,152 @@
+"""The report's figures, drawn with matplotlib's object API (no pyplot state) into PNG bytes.
+
+Every plot is a `Plot` (a file name, a title, the PNG); the page embeds it as base64 and the same
+bytes are written beside the page. Training columns are grouped into families (`metric_family`),
+one figure per family per run, so a loss never shares an axis with a learning rate.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+#: Columns that are axes or one-off totals, not curves.
+NOT_CURVES = frozenset({"step", "epoch", "wall_s", "total_flos", "train_runtime", "train_samples_per_second",
+                        "train_steps_per_second", "train_loss"})  # fmt: skip
+#: (family, pattern on the lower-cased column name), first match wins; the rest go to "other".
+FAMILIES: tuple[tuple[str, str], ...] = (
+    ("loss", r"loss"),
+    ("reward", r"^rewards?\b|^rewards?[/_]|reward"),
+    ("resolve rate", r"resolve"),
+    ("format errors", r"format"),
+    ("clipping", r"clip"),
+    ("completion length", r"length|_len\b|tokens"),
+    ("learning rate", r"learning_rate|^lr$"),
+    ("grad norm", r"grad_norm"),
+    ("kl", r"(^|[/_])kl($|[/_])"),
+    ("entropy", r"entropy"),
+    ("timing", r"time|_s$|seconds"),
+)
+_SLUG = re.compile(r"[^A-Za-z0-9]+")
+
+
+@dataclass(frozen=True)
+class Plot:
+    name: str
+    """File name of the PNG (unique within a report)."""
+    title: str
+    png: bytes
+
+
+def metric_family(column: str) -> str:
+    """The figure a training column is drawn in.
+
+    >>> [metric_family(c) for c in ("loss", "rewards/tests_pass/mean", "completions/mean_length", "kl", "foo")]
+    ['loss', 'reward', 'completion length', 'kl', 'other']
+    """
+    lowered = column.lower()
+    for family, pattern in FAMILIES:
+        if re.search(pattern, lowered):
+            return family
+    return "other"
+
+
+def slug(text: str) -> str:
+    """A file-name-safe version of a label.
+
+    >>> slug("runs/sft: loss")
+    'runs-sft-loss'
+    """
+    return _SLUG.sub("-", text).strip("-").lower() or "plot"
+
+
+def _png(figure: Figure) -> bytes:
+    FigureCanvasAgg(figure)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def training_series(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, tuple[list[float], list[float]]]]:
+    """family -> column -> (steps, values), over the numeric columns of metrics.jsonl rows."""
+    families: dict[str, dict[str, tuple[list[float], list[float]]]] = {}
+    for index, row in enumerate(rows):
+        x = _number(row.get("step"))
+        x = float(index) if x is None else x
+        for column, value in row.items():
+            y = _number(value)
+            if column in NOT_CURVES or y is None:
+                continue
+            xs, ys = families.setdefault(metric_family(column), {}).setdefault(column, ([], []))
+            xs.append(x)
+            ys.append(y)
+    return dict(sorted(families.items(), key=lambda item: [f for f, _ in FAMILIES].index(item[0])
+                       if item[0] != "other" else len(FAMILIES)))  # fmt: skip
+
+
+def curve_plot(name: str, title: str, series: dict[str, tuple[list[float], list[float]]]) -> Plot:
+    figure = Figure(figsize=(5.4, 3.0))
+    axes = figure.add_subplot()
+    for column, (xs, ys) in sorted(series.items()):
+        axes.plot(xs, ys, marker="o" if len(xs) < 30 else None, markersize=3, label=column)
+    axes.set_title(title, fontsize=10)
+    axes.set_xlabel("step")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=7, loc="best")
+    figure.tight_layout()
+    return Plot(name, title, _png(figure))
+
+
+def before_after_plot(
+    splits: Sequence[str], stages: Sequence[str], cells: dict[tuple[str, str], tuple[float, float, float]]
+) -> Plot:
+    """Grouped bars: per split, one bar per stage (pass@1), with its 95% interval as an error bar."""
+    figure = Figure(figsize=(6.4, 3.4))
+    axes = figure.add_subplot()
+    width = 0.8 / max(1, len(stages))
+    for i, stage in enumerate(stages):
+        xs, heights, low_err, high_err = [], [], [], []
+        for j, split in enumerate(splits):
+            if (split, stage) in cells:
+                value, low, high = cells[(split, stage)]
+                xs.append(j + (i - (len(stages) - 1) / 2) * width)
+                heights.append(value * 100)
+                low_err.append(max(0.0, (value - low) * 100))
+                high_err.append(max(0.0, (high - value) * 100))
+        if xs:
+            axes.bar(xs, heights, width * 0.9, yerr=[low_err, high_err], capsize=3, label=stage)
+    axes.set_xticks(range(len(splits)), list(splits), fontsize=8)
+    axes.set_ylabel("pass@1 (%)")
+    axes.set_ylim(0, 118)  # headroom for the legend above full bars
+    axes.set_title("resolve rate per split and stage (95% bootstrap interval)", fontsize=10)
+    axes.legend(fontsize=8, loc="upper center", ncol=min(len(stages), 5), frameon=False)
+    axes.grid(axis="y", alpha=0.3)
+    figure.tight_layout()
+    return Plot("before-after.png", "resolve rate per split and stage", _png(figure))
+
+
+def funnel_plot(name: str, title: str, labels: Sequence[str], counts: Sequence[int]) -> Plot:
+    """Horizontal bars, first step on top, each labelled with its count."""
+    figure = Figure(figsize=(5.4, max(1.6, 0.35 * len(labels) + 0.9)))
+    axes = figure.add_subplot()
+    positions = list(range(len(labels)))[::-1]
+    bars = axes.barh(positions, counts, color="#4c72b0")
+    axes.bar_label(bars, labels=[str(c) for c in counts], fontsize=7, padding=2)
+    axes.set_yticks(positions, [label[:40] for label in labels], fontsize=7)
+    axes.set_title(title, fontsize=10)
+    axes.margins(x=0.12)
+    figure.tight_layout()
+    return Plot(name, title, _png(figure))

@@ -1,0 +1,223 @@
+"""`repogym eval`: roll a policy out n times per task, then score it (pass@k with intervals) and
+write SWE-bench's files, all in one folder.
+
+Layout of an eval folder DIR (the report and `eval compare` read it):
+
+- `summary.json`: `kind: "repogym.eval"`, the run's labels (`stage`, `split`, `policy`,
+  `model_name_or_path`, `mode`), `n`, `pass@1` and `pass@k` for each k reported, their
+  `intervals`, `bootstrap` settings, `breakdown[repo|method|difficulty|split][label]` and
+  `per_task[instance_id]` (n, c, each pass@k, each attempt's outcome).
+- `rollout/`: the trajectory store (`repogym.rollout.store`); re-running the same command resumes it.
+- `predictions.jsonl`: SWE-bench predictions, one per task, from its first attempt.
+- `swebench_report.json`: the report `repogym grade --predictions` writes, for those predictions.
+
+The rollout is the existing machinery (`run_rollout`) with every attempt kept; the scores come from
+its ledger, so attempts that failed before grading count as not resolved, never as missing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repogym.agent.loop import AgentLimits
+from repogym.agent.policies import PolicyConfig, SamplingParams
+from repogym.agent.trajectory import Trajectory
+from repogym.errors import ConfigError
+from repogym.evaluate.bootstrap import BootstrapSettings
+from repogym.evaluate.groups import task_groups
+from repogym.evaluate.scores import TaskCounts, check_ks, eval_scores
+from repogym.evaluate.swebench import PREDICTION_ATTEMPT, first_attempts, predictions_of, swebench_report
+from repogym.files import write_json
+from repogym.predictions import save_predictions
+from repogym.rollout.run import RolloutConfig
+from repogym.rollout.store import TrajectoryStore
+from repogym.task import Task
+
+SUMMARY_KIND = "repogym.eval"
+SUMMARY_FILE = "summary.json"
+ROLLOUT_DIR = "rollout"
+PREDICTIONS_FILE = "predictions.jsonl"
+SWEBENCH_REPORT_FILE = "swebench_report.json"
+#: Stage names the report knows the order of (others follow, in the order given).
+KNOWN_STAGES = ("baseline", "sft", "grpo")
+MODES = ("agent", "agentless")
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """One `repogym eval` invocation."""
+
+    tasks: str
+    """Task file (JSONL, JSON or parquet)."""
+    policy: PolicyConfig
+    out: str
+    """The eval folder (see the module docstring)."""
+    n: int = 1
+    """Attempts per task; pass@1 and pass@n are always reported."""
+    ks: tuple[int, ...] = ()
+    """More k values to report (each 1 <= k <= n)."""
+    stage: str = ""
+    """What model this is in the training story: baseline, sft, grpo (or any label); the report's columns."""
+    split: str = ""
+    """Which task split this run measures (e.g. heldout-functions, heldout-repo); the report's rows."""
+    model_name: str = ""
+    """`model_name_or_path` in the predictions (default: the policy spec)."""
+    mode: str = "agent"
+    """agent (tool calls, many turns) or agentless (one SEARCH/REPLACE answer), passed to the rollout."""
+    context: str | None = None
+    """The agentless env's context option (e.g. 'window'); None leaves the env's default."""
+    env_options: dict[str, Any] = field(default_factory=dict)
+    """More `EnvOptions` fields for every attempt (observation_chars, bash_timeout_s, ...)."""
+    jobs: int = 1
+    executor: str = "local"
+    ray_address: str | None = None
+    instance_ids: tuple[str, ...] = ()
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    limits: AgentLimits = field(default_factory=AgentLimits)
+    sandbox: str = "bwrap"
+    repos_dir: str | None = None
+    prompts_dir: str | None = None
+    reward: dict[str, Any] | None = None
+    bootstrap: BootstrapSettings = field(default_factory=BootstrapSettings)
+
+    @property
+    def root(self) -> Path:
+        return Path(self.out)
+
+    def checked_ks(self) -> list[int]:
+        return check_ks(self.ks, self.n) if self.n >= 1 else []
+
+
+def rollout_config(config: EvalConfig) -> RolloutConfig:
+    """The rollout that feeds the eval: every attempt kept, into DIR/rollout; bad options raise here."""
+    if config.n < 1:
+        raise ConfigError(f"-n: attempts per task must be >= 1, got {config.n}")
+    config.checked_ks()
+    for name, value in (("--stage", config.stage), ("--split", config.split)):
+        if value and not _LABEL.match(value):
+            raise ConfigError(f"{name} {value!r}: use letters, digits and _.+- (e.g. baseline, sft, grpo)")
+    if config.root.exists() and not config.root.is_dir():
+        raise ConfigError(f"--out {config.root}: exists and is not a folder")
+    extra = _mode_fields(config)
+    return RolloutConfig(
+        tasks=config.tasks, policy=config.policy, out=os.fspath(config.root / ROLLOUT_DIR), n=config.n,
+        jobs=config.jobs, executor=config.executor, ray_address=config.ray_address, keep="all",
+        instance_ids=config.instance_ids, settings_sampling=config.sampling, limits=config.limits,
+        sandbox=config.sandbox, repos_dir=config.repos_dir, prompts_dir=config.prompts_dir,
+        reward=config.reward, env_options=_env_options(config), **extra,
+    )  # fmt: skip
+
+
+def _mode_fields(config: EvalConfig) -> dict[str, Any]:
+    """`mode` goes to the rollout when its config has the field (the agentless rollout may not be built yet)."""
+    if config.mode not in MODES:
+        raise ConfigError(f"--mode {config.mode!r}: use one of {', '.join(MODES)}")
+    if "mode" in {f.name for f in dataclasses.fields(RolloutConfig)}:
+        return {"mode": config.mode}
+    if config.mode != "agent":
+        raise ConfigError(
+            f"--mode {config.mode}: this build's rollout (repogym.rollout.run.RolloutConfig) has no `mode` "
+            "yet, so only agent mode can be evaluated; update repogym or use --mode agent"
+        )
+    return {}
+
+
+def _env_options(config: EvalConfig) -> dict[str, Any]:
+    from repogym.config import validate_config
+    from repogym.env.options import EnvOptions
+
+    options = dict(config.env_options)
+    if config.context is not None:
+        if "context" not in EnvOptions.model_fields:
+            raise ConfigError(
+                f"--context {config.context}: this build's env options have no `context` field (the agentless "
+                "window context is not in yet); drop --context"
+            )
+        options["context"] = config.context
+    if "mode" in options:
+        raise ConfigError("--env-option mode=...: give the mode as --mode agent|agentless")
+    validate_config({"mode": config.mode, **options}, EnvOptions, source="--env-option")
+    return options
+
+
+def run_eval(config: EvalConfig) -> dict[str, Any]:
+    """Roll out (resuming what is done), then score and write the folder; returns the summary."""
+    from repogym.rollout.run import run_rollout
+
+    run_rollout(rollout_config(config))
+    return finish_eval(config)
+
+
+def finish_eval(config: EvalConfig) -> dict[str, Any]:
+    """Score a finished rollout under DIR/rollout and write summary.json, predictions and the report."""
+    tasks = _load_tasks(config)
+    store = TrajectoryStore(config.root / ROLLOUT_DIR)
+    counts = task_counts(tasks, list(store.ledger_rows()), config.n, config.root / ROLLOUT_DIR)
+    chosen = first_attempts(_prediction_rows(store, {t.instance_id for t in tasks}))
+    model_name = config.model_name or config.policy.spec
+    save_predictions(predictions_of(chosen, model_name), config.root / PREDICTIONS_FILE)
+    report = swebench_report(chosen, total_instances=len(tasks)).to_dict()
+    write_json(config.root / SWEBENCH_REPORT_FILE, report)
+    summary = {
+        "kind": SUMMARY_KIND, "schema_version": 1, "stage": config.stage, "split": config.split,
+        "policy": config.policy.spec, "model_name_or_path": model_name, "mode": config.mode,
+        "context": config.context, "sampling": config.sampling.to_dict(),
+        "limits": dataclasses.asdict(config.limits), "tasks_file": os.fspath(config.tasks), "n": config.n,
+        **eval_scores(counts, config.checked_ks(), config.bootstrap),
+        "first_attempt_resolved": report["resolved_instances"],
+        "prediction_attempt": f"first (attempt {PREDICTION_ATTEMPT})",
+        "files": {"rollout": ROLLOUT_DIR, "predictions": PREDICTIONS_FILE, "swebench_report": SWEBENCH_REPORT_FILE},
+    }  # fmt: skip
+    write_json(config.root / SUMMARY_FILE, summary)
+    return summary
+
+
+def task_counts(tasks: list[Task], ledger: list[dict[str, Any]], n: int, where: Path) -> list[TaskCounts]:
+    """Per task, its first n attempts from the ledger; a task short of n attempts is an unfinished rollout."""
+    by_task: dict[str, dict[int, dict[str, Any]]] = {}
+    for row in ledger:
+        attempt = row.get("attempt")
+        if isinstance(attempt, int) and 0 <= attempt < n:
+            by_task.setdefault(str(row.get("instance_id")), {})[attempt] = row
+    counts, short = [], []
+    for task in tasks:
+        rows = by_task.get(task.instance_id, {})
+        if len(rows) < n:
+            short.append(task.instance_id)
+            continue
+        ordered = [rows[a] for a in range(n)]
+        counts.append(TaskCounts(
+            instance_id=task.instance_id, n=n, c=sum(1 for r in ordered if r.get("resolved")),
+            groups=task_groups(task),
+            outcomes=tuple(str(r.get("grade_outcome") or r.get("outcome")) for r in ordered),
+        ))  # fmt: skip
+    if short:
+        shown = ", ".join(short[:3]) + (f" and {len(short) - 3} more" if len(short) > 3 else "")
+        raise ConfigError(
+            f"{where}: {len(short)} task(s) have fewer than {n} finished attempts ({shown}); re-run the same "
+            "`repogym eval` command to finish the rollout"
+        )
+    return counts
+
+
+def _prediction_rows(store: TrajectoryStore, wanted: set[str]) -> list[Trajectory]:
+    found = []
+    for number, row in enumerate(store.rows(), start=1):
+        if row.get("attempt") == PREDICTION_ATTEMPT and row.get("instance_id") in wanted:
+            found.append(Trajectory.from_dict(row, where=f"{store.root} row {number}"))
+    return found
+
+
+def _load_tasks(config: EvalConfig) -> list[Task]:
+    from repogym.dataset import load_tasks
+
+    task_set = load_tasks(config.tasks)
+    if config.instance_ids:
+        return [task_set.get(instance_id) for instance_id in config.instance_ids]
+    return list(task_set)
