@@ -94,15 +94,17 @@ def run_flywheel(
     state = FlywheelState(out / STATE_FILE)
     settings = config.flywheel
 
-    def held_out(model: str, folder: Path) -> float:
+    def held_out(model: str, folder: Path, stage: str) -> float:
         return evaluate(
             settings.eval_task_set, model, out_dir=folder, mode=config.env.mode, attempts=settings.eval_attempts,
             max_steps=config.rollout.max_steps, max_reply_tokens=settings.max_reply_tokens,
             reward=_reward_mapping(config), env_options=config.env.options, sandbox=config.env.sandbox,
-            seed=config.seed,
+            seed=config.seed, stage=stage,
         )  # fmt: skip
 
-    baseline = state.run("baseline", lambda: held_out(config.base_model, out / "baseline-eval"), notify)
+    baseline = state.run(
+        "baseline", lambda: held_out(config.base_model, out / "baseline-eval", "baseline"), notify
+    )
     policy, table = config.base_model, []
     for k in range(rounds):
         row = _round(config, state, k, policy, sft, held_out, notify)
@@ -117,7 +119,7 @@ def _round(
     k: int,
     policy: str,
     sft: Callable[..., Path],
-    held_out: Callable[[str, Path], float],
+    held_out: Callable[[str, Path, str], float],
     notify: Notify,
 ) -> RoundRow:
     """Round k's five stages (each skipped when flywheel.json says it is done)."""
@@ -133,7 +135,9 @@ def _round(
 
     sft_dir = state.run(f"round-{k}/sft", fine_tune, notify)
     grpo = state.run(f"round-{k}/grpo", lambda: _grpo(config, sft_dir, folder / "grpo", notify), notify)
-    score = state.run(f"round-{k}/eval", lambda: held_out(grpo["model_dir"], folder / "eval"), notify)
+    score = state.run(
+        f"round-{k}/eval", lambda: held_out(grpo["model_dir"], folder / "eval", f"round{k}"), notify
+    )
     return RoundRow(
         round=k, rollout_resolve_rate=rollout["resolve_rate"], sft_rows=rows["rows"],
         grpo_reward_first=grpo["reward_first"], grpo_reward_last=grpo["reward_last"], eval_resolve_rate=score,

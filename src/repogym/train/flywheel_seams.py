@@ -1,15 +1,14 @@
 """The flywheel's two borrowed stages, behind one function each: SFT on chat rows, and held-out evaluation.
 
-Both are stand-ins with the signatures the flywheel calls, until the stages that own them land:
-`run_sft` until h-sft's `repogym train sft` library function (issue 13, item 2), and
-`evaluate_policy` until issue 14's `repogym eval` (pass@k with intervals). Swapping either is a
-one-line change in `repogym.train.flywheel`.
+`run_sft` stands in for h-sft's `repogym train sft` library function (issue 13, item 2) until it
+lands (swapping it is a one-line change in `repogym.train.flywheel`); `evaluate_policy` is
+`repogym eval` (repogym.evaluate.run) reduced to the one number the flywheel's table shows.
 
 - `run_sft(base_model, rows_path, output_dir, ...)`: TRL's SFTTrainer with an assistant-only loss
   on `{"messages", "tools"?}` rows (the chat template's {% generation %} markers decide what is
   trained), the folder saved with its tokenizer so it loads as `hf:PATH` and as a base_model.
-- `evaluate_policy(tasks, model_dir, ...)`: `repogym rollout` of the model on the tasks (greedy,
-  one attempt each unless told otherwise) in the run's mode; the resolve rate over all attempts.
+- `evaluate_policy(tasks, model_dir, ...)`: `repogym eval` of the model on the tasks (greedy, one
+  attempt each unless told otherwise) in the run's mode; the resolve rate over all attempts.
 """
 
 from __future__ import annotations
@@ -91,24 +90,21 @@ def evaluate_policy(
     env_options: dict[str, Any] | None = None,
     sandbox: str = "bwrap",
     seed: int = 0,
+    stage: str = "",
 ) -> float:
-    """The resolve rate of `model_dir` on `tasks` (greedy with one attempt; sampled at T=1 with more)."""
+    """The resolve rate of `model_dir` on `tasks` by `repogym eval` (greedy with one attempt, T=1 with more).
+
+    `out_dir` is an eval folder (summary.json with pass@1 and its interval, SWE-bench predictions),
+    so `repogym report` shows the flywheel's evaluations beside its training curves.
+    """
     from repogym.agent.loop import AgentLimits
     from repogym.agent.policies import PolicyConfig, SamplingParams
-    from repogym.rollout.run import RolloutConfig, run_rollout
+    from repogym.evaluate.run import EvalConfig, run_eval
 
-    config = RolloutConfig(
-        tasks=str(tasks),
-        policy=PolicyConfig(spec=f"hf:{model_dir}"),
-        out=str(out_dir),
-        n=attempts,
-        settings_sampling=SamplingParams(
-            temperature=0.0 if attempts == 1 else 1.0, max_tokens=max_reply_tokens, seed=seed
-        ),
-        limits=AgentLimits(max_steps=max_steps),
-        sandbox=sandbox,
-        reward=reward,
-        env_options=dict(env_options or {}),
-        mode=mode,
-    )
-    return run_rollout(config).resolve_rate
+    config = EvalConfig(
+        tasks=str(tasks), policy=PolicyConfig(spec=f"hf:{model_dir}"), out=str(out_dir), n=attempts,
+        stage=stage, split="heldout", mode=mode, env_options=dict(env_options or {}),
+        sampling=SamplingParams(temperature=0.0 if attempts == 1 else 1.0, max_tokens=max_reply_tokens, seed=seed),
+        limits=AgentLimits(max_steps=max_steps), sandbox=sandbox, reward=reward,
+    )  # fmt: skip
+    return float(run_eval(config)["resolve_rate"])

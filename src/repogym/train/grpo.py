@@ -38,20 +38,14 @@ from typing import Any
 from repogym.config import RunConfig, config_to_dict
 from repogym.errors import ConfigError
 from repogym.files import write_json
+from repogym.train.metrics import METRICS_FILE, MetricsJsonlCallback, drop_rows_after, read_metrics
 from repogym.train.rl_checks import (
     check_env_options,
     check_model_folder,
     check_numbers,
     load_checked_tokenizer,
 )
-from repogym.train.rl_metrics import (
-    DropAbstained,
-    MetricsJsonl,
-    PhaseTimer,
-    StepClock,
-    read_metrics,
-    truncate_metrics,
-)
+from repogym.train.rl_metrics import DropAbstained, PhaseTimer, StepClock
 from repogym.train.rl_reward import SandboxReward, agent_scorer, agentless_scorer
 from repogym.train.rl_tasks import TaskEnvs, machine_workers, reward_for
 
@@ -195,7 +189,8 @@ def _grpo_trainer_class() -> type:
             self.add_callback(StepClock(self.phases, self._metrics["train"]))
             # metrics.jsonl sees every value (None: a term abstained on the whole batch); the loggers
             # after it (TensorBoard, W&B) would warn about each None, so they get the numbers only.
-            self.callback_handler.callbacks[:0] = [MetricsJsonl(metrics_dir), DropAbstained()]
+            metrics = MetricsJsonlCallback(Path(metrics_dir) / METRICS_FILE)
+            self.callback_handler.callbacks[:0] = [metrics, DropAbstained()]
 
         def _generate(self, prompts: list[Any]) -> Any:
             started = time.perf_counter()
@@ -247,15 +242,13 @@ def resume_point(out: Path, config: RunConfig, resume: bool, notify: Notify) -> 
                 f"output_dir: {out} already holds a run (checkpoints up to step {_checkpoint_step(checkpoints[-1])}); "
                 "pass --resume to continue it, or set output_dir to a new folder"
             )
-        truncate_metrics(out, 0)
-        return None
+        return None  # the metrics callback starts metrics.jsonl afresh at step 0
     _check_same_run(out, config)
     if not checkpoints:
         notify(f"--resume: no finished checkpoint in {out} yet; starting at step 0")
-        truncate_metrics(out, 0)
         return None
     latest = checkpoints[-1]
-    dropped = truncate_metrics(out, _checkpoint_step(latest))
+    dropped = drop_rows_after(out / METRICS_FILE, _checkpoint_step(latest))
     notify(
         f"resuming from {latest.name} (step {_checkpoint_step(latest)}; {dropped} later metrics row(s) dropped)"
     )

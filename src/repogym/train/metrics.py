@@ -49,7 +49,9 @@ class MetricsJsonlCallback(TrainerCallback):
             path.parent.mkdir(parents=True, exist_ok=True)
             drop_rows_after(path, state.global_step)
 
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def on_log(
+        self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         if not state.is_world_process_zero or not logs:
             return
         row = {"step": state.global_step, "wall_s": round(time.monotonic() - self._started, 3)}
