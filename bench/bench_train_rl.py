@@ -9,7 +9,8 @@
      sandbox (the random model makes no edit, so the task's tests run on the base commit), so the
      grade share is the sandbox's real one.
    From metrics.jsonl: mean seconds per step and per phase (generate / grade / update; the first
-   step is dropped as warm-up), and the process's peak RSS.
+   step is dropped as warm-up), the process's CPU seconds per step (steadier than wall time when
+   other work shares the cores), and its peak RSS.
 2. Parallel grading: the run's own reward functions grading a group of 8 completions of one task
    (its gold answer, so each runs the tests) on a pool of 1 worker (one by one) and on a pool of
    one worker per core, alternated --repeats times in the same process; speed-up = the medians'
@@ -43,7 +44,7 @@ from repogym.train.rl_reward import SandboxReward, agentless_scorer
 from repogym.train.rl_tasks import TaskEnvs, machine_workers
 from repogym.train.tiny import build_tiny_model
 
-PHASES = ("time/step_s", "time/generate_s", "time/grade_s", "time/update_s")
+PHASES = ("time/step_s", "time/step_cpu_s", "time/generate_s", "time/grade_s", "time/update_s")
 
 
 def run_steps(scratch: Path, tasks: Path, model: Path, mode: str, group: int, steps: int) -> dict:
@@ -109,8 +110,10 @@ def main() -> None:
         ]
     print(f"\n{machine_line()}\n")
     print(markdown_table(
-        ["mode", "group", "prompt tokens", "s / step", "generate s", "grade s", "update s", "peak RSS MiB"],
+        ["mode", "group", "prompt tokens", "s / step", "CPU s / step", "generate s", "grade s", "update s",
+         "peak RSS MiB"],
         [[r["mode"], r["group"], f"{r['prompt_tokens_per_completion']:.0f}", f"{r['time/step_s']:.2f}",
+          f"{r['time/step_cpu_s']:.2f}",
           f"{r['time/generate_s']:.2f}", f"{r['time/grade_s']:.2f}", f"{r['time/update_s']:.2f}",
           f"{r['peak_rss_mb']:.0f}"] for r in runs],
     ))  # fmt: skip

@@ -4,7 +4,8 @@ TRL logs `loss`, `reward`, `reward_std`, `rewards/<component>/mean|std`, `kl` (b
 `clip_ratio/...`, `completions/mean_length`, `entropy`, ...; the reward functions add
 `resolve_rate`, `format_error_rate` and `submit_rate` (repogym.train.rl_reward). `StepClock` measures each optimiser step's wall time and splits it: `time/generate_s` (TRL's
 `_generate`: sampling, and tool calls in agent mode), `time/grade_s` (the reward functions: the
-sandbox), `time/update_s` (the rest: log-probs, loss, backward, optimiser) and `time/step_s`; plus
+sandbox), `time/update_s` (the rest: log-probs, loss, backward, optimiser), `time/step_s`, and
+`time/step_cpu_s` (this process's CPU seconds, steadier than wall time on a shared machine); plus
 `memory/peak_rss_mb`. `DropAbstained` keeps None values (a term that abstained on the whole batch)
 in metrics.jsonl but away from TensorBoard and W&B, which warn on them.
 """
@@ -52,12 +53,17 @@ class StepClock(TrainerCallback):
         self.phases = phases
         self.metrics = metrics  # the trainer's _metrics["train"]: name -> values averaged at each log
         self._started = time.perf_counter()
+        self._cpu_started = time.process_time()
 
     def on_step_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
         self._started = time.perf_counter()
+        self._cpu_started = time.process_time()
 
     def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
         step_s = time.perf_counter() - self._started
+        # CPU seconds of this process (all its threads; not the sandbox's child processes): on a
+        # shared machine wall time swings with the load, this much less.
+        self.metrics["time/step_cpu_s"].append(time.process_time() - self._cpu_started)
         phases = self.phases.take()
         generate_s, grade_s = phases.get("generate", 0.0), phases.get("grade", 0.0)
         self.metrics["time/step_s"].append(step_s)
