@@ -71,6 +71,7 @@ class TaskEnvs:
     sandbox: str = "bwrap"
     runtimes: dict[str, Any] = field(default_factory=dict)
     _idle: dict[str, list[TaskEnv]] = field(default_factory=dict)
+    _made: list[TaskEnv] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -112,7 +113,7 @@ class TaskEnvs:
     def make(self, instance_id: str) -> TaskEnv:
         import repogym.env
 
-        return repogym.env.make(
+        env = repogym.env.make(
             instance_id,
             self.tasks,
             mode=self.mode,
@@ -120,6 +121,9 @@ class TaskEnvs:
             reward=self.reward,
             **self.env_options,
         )
+        with self._lock:
+            self._made.append(env)
+        return env
 
     def take(self, instance_id: str) -> TaskEnv:
         """An idle env of the task (a new one when all are busy); give it back when done."""
@@ -162,8 +166,9 @@ class TaskEnvs:
         return [{"prompt": self.prompt(i), "instance_id": i} for i in self.tasks.ids()]
 
     def close(self) -> None:
+        """Close every env made, idle or still held (by TRL's env pool in agent mode): their episodes go."""
         with self._lock:
-            envs = [env for idle in self._idle.values() for env in idle]
+            envs, self._made = self._made, []
             self._idle.clear()
         for env in envs:
             env.close()
