@@ -16,9 +16,9 @@ from rl_support import fast_settings
 from repogym.config import validate_config
 from repogym.train.grpo import train_rl
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
-STEPS = 8
+STEPS = 12  # 8 was not always enough: the tiny tokenizer (and so the model) follows repogym's source
 
 
 def test_mean_reward_rises_on_a_learnable_signal(tiny_model, toy_tasks_file, tmp_path):
@@ -29,7 +29,7 @@ def test_mean_reward_rises_on_a_learnable_signal(tiny_model, toy_tasks_file, tmp
             {"name": "short_answer", "weight": 1.0, "fn": "overlong", "kwargs": {"max_chars": 100, "buffer_chars": 100}},
         ]},
         "env": {"task_set": str(toy_tasks_file), "mode": "agentless", "options": {"context_chars": 1000}},
-        "rollout": {"num_candidates": 8}, "batch_size": 8, "learning_rate": 0.03, "total_steps": STEPS,
+        "rollout": {"num_candidates": 8}, "batch_size": 8, "learning_rate": 0.05, "total_steps": STEPS,
         "output_dir": str(tmp_path / "run"), "seed": 0,
         "grpo": fast_settings(lr_scheduler_type="constant"),
     })  # fmt: skip
@@ -41,7 +41,7 @@ def test_mean_reward_rises_on_a_learnable_signal(tiny_model, toy_tasks_file, tmp
     assert rows[0]["reward_std"] > 0, "the group's rewards differ, so there is an advantage to learn from"
     start = sum(row["reward"] for row in rows[:2]) / 2
     end = sum(row["reward"] for row in rows[-2:]) / 2
-    assert end > start + 0.1, [round(row["reward"], 3) for row in rows]
+    assert end > start + 0.2, [round(row["reward"], 3) for row in rows]
     for key in (
         "time/generate_s",
         "time/grade_s",
