@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trl import GRPOTrainer
+
 from repogym.config import RunConfig, config_to_dict
 from repogym.errors import ConfigError
 from repogym.files import write_json
@@ -177,41 +179,34 @@ def grpo_args(config: RunConfig, per_device: int, reward_weights: list[float]) -
     )
 
 
-def _grpo_trainer_class() -> type:
-    from trl import GRPOTrainer
+class RepogymGRPOTrainer(GRPOTrainer):  # type: ignore[misc]
+    """TRL's GRPOTrainer, timing its rollout and grading phases for the step split (nothing else changes).
 
-    class RepogymGRPOTrainer(GRPOTrainer):  # type: ignore[misc,valid-type]
-        """TRL's GRPOTrainer, timing its rollout and grading phases for the step split (nothing else)."""
+    It also puts metrics.jsonl first among the callbacks: the writer sees every value (None: a term
+    that abstained on the whole batch), while the loggers after it (TensorBoard, W&B), which warn
+    about each None, get the numbers only.
+    """
 
-        def __init__(self, *args: Any, metrics_dir: str, **kwargs: Any) -> None:
-            self.phases = PhaseTimer()
-            super().__init__(*args, **kwargs)
-            self.add_callback(StepClock(self.phases, self._metrics["train"]))
-            # metrics.jsonl sees every value (None: a term abstained on the whole batch); the loggers
-            # after it (TensorBoard, W&B) would warn about each None, so they get the numbers only.
-            metrics = MetricsJsonlCallback(Path(metrics_dir) / METRICS_FILE)
-            self.callback_handler.callbacks[:0] = [metrics, DropAbstained()]
+    def __init__(self, *args: Any, metrics_dir: str, **kwargs: Any) -> None:
+        self.phases = PhaseTimer()
+        super().__init__(*args, **kwargs)
+        self.add_callback(StepClock(self.phases, self._metrics["train"]))
+        metrics = MetricsJsonlCallback(Path(metrics_dir) / METRICS_FILE)
+        self.callback_handler.callbacks[:0] = [metrics, DropAbstained()]
 
-        def _generate(self, prompts: list[Any]) -> Any:
-            started = time.perf_counter()
-            try:
-                return super()._generate(prompts)
-            finally:
-                self.phases.add("generate", time.perf_counter() - started)
+    def _generate(self, prompts: list[Any]) -> Any:
+        started = time.perf_counter()
+        try:
+            return super()._generate(prompts)
+        finally:
+            self.phases.add("generate", time.perf_counter() - started)
 
-        def _calculate_rewards(self, *args: Any) -> Any:
-            started = time.perf_counter()
-            try:
-                return super()._calculate_rewards(*args)
-            finally:
-                self.phases.add("grade", time.perf_counter() - started)
-
-    return RepogymGRPOTrainer
-
-
-def RepogymGRPOTrainer(*args: Any, **kwargs: Any) -> Any:
-    """Build the trainer (the class is made on first use, so importing this module stays light)."""
-    return _grpo_trainer_class()(*args, **kwargs)
+    def _calculate_rewards(self, *args: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return super()._calculate_rewards(*args)
+        finally:
+            self.phases.add("grade", time.perf_counter() - started)
 
 
 # -- checkpoints and resuming -----------------------------------------------------------------------
