@@ -18,7 +18,7 @@ from repogym.train.grpo import train_rl
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
-STEPS = 12  # 8 was not always enough: the tiny tokenizer (and so the model) follows repogym's source
+STEPS = 10  # at lr 5e-2 the reward settles by step 7-8; the tiny model changes with repogym's source
 
 
 def test_mean_reward_rises_on_a_learnable_signal(tiny_model, toy_tasks_file, tmp_path):
