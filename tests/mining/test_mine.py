@@ -98,7 +98,8 @@ def test_pr_number_comes_from_the_merge_message_without_an_export(repo) -> None:
         t.metadata["mining"]["commit"]: t for t in mine(repo.path, MiningConfig(repo_name="acme/calc")).tasks
     }
     assert tasks[shas["merge"]].instance_id == "acme__calc-12"
-    assert tasks[shas["merge"]].problem_statement.startswith("Merge pull request #12")
+    # GitHub's "Merge pull request #12 from ..." line is boilerplate: the statement starts at the PR title.
+    assert tasks[shas["merge"]].problem_statement == "Fix overflow\n"
     assert tasks[shas["merge"]].metadata["mining"]["statement_source"] == "commit"
 
 

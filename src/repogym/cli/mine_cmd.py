@@ -14,18 +14,11 @@ from repogym.mining.gitcmd import resolve_revision
 from repogym.mining.history import count_first_parent
 from repogym.mining.mine import mine_to_file
 
+DEFAULT_KINDS = ["fix"]
+
 
 def register(app: typer.Typer) -> None:
     app.command("mine")(exits_on_error(mine_command))
-
-
-def _settings(config: Path | None, overrides: list[str], flags: dict[str, object]) -> MiningConfig:
-    """The YAML file, then --set overrides, then the explicit flags (those given win)."""
-    settings = load_config(config, overrides, model=MiningConfig)
-    given = {key: value for key, value in flags.items() if value}
-    if not given:
-        return settings
-    return validate_config({**settings.model_dump(), **given}, MiningConfig, source="command line")
 
 
 def mine_command(
@@ -56,9 +49,21 @@ def mine_command(
     overrides: list[str] = typer.Option(
         [], "--set", help="Override a MiningConfig field: key=value (repeatable)."
     ),
+    kinds: str = typer.Option(
+        "", "--kinds", help="Change kinds to keep, comma-separated: fix, feature, refactor, removal (default: fix)."
+    ),
+    issue_writer: str = typer.Option(
+        "", "--issue-writer", help="openai:MODEL rewrites problem statements without revealing the fix."
+    ),
+    base_url: str = typer.Option(
+        "", "--base-url", help="The issue writer's endpoint, e.g. http://127.0.0.1:8000/v1 ($OPENAI_BASE_URL)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the funnel as JSON instead of a table."),
 ) -> None:
     """Walk the history and write candidate tasks (code patch, test patch, problem statement); validate them next.
+
+    Each candidate is classified as fix / feature / refactor / removal; only fixes are kept unless --kinds says
+    otherwise, and the rest are counted in the funnel.
 
     Exit status 1 when no commit became a candidate (no file is written; the funnel says where each went),
     2 on bad arguments.
@@ -72,10 +77,14 @@ def mine_command(
         "max_candidates": max_candidates,
         "branch": branch,
         "repo_name": repo_name,
+        "kinds": [part.strip() for part in kinds.split(",")] if kinds else [],
+        "issue_writer": issue_writer,
+        "issue_writer_base_url": base_url,
     }
     given = {key: value for key, value in flags.items() if value}
-    if given:
-        settings = validate_config({**settings.model_dump(), **given}, MiningConfig, source="command line")
+    if "kinds" not in given and "kinds" not in settings.model_fields_set:
+        given["kinds"] = DEFAULT_KINDS  # the command mines bug fixes; the library keeps every kind
+    settings = validate_config({**settings.model_dump(), **given}, MiningConfig, source="command line")
     resolve_revision(repo, settings.branch)  # a bad repository or branch fails before the progress bar
     total = count_first_parent(repo, settings.branch, settings.since, settings.until)
     with Progress(

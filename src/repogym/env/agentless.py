@@ -1,8 +1,14 @@
 """Agentless mode (SWE-RL's setting): one step, one SEARCH/REPLACE answer, graded and scored.
 
-- `reset()` returns the problem statement plus the full text of the files the gold patch touches
-  (and `extra_context_files`), and the answer format. `info["code_context"]` holds those files
-  (path -> text) so a policy can build its own prompt.
+- `reset()` returns the problem statement plus, with `context="files"` (the default), the full text
+  of the files the gold patch touches (and `extra_context_files`), and the answer format. With
+  `context="window"` it shows only `window_lines` lines around each line the `localize` method
+  points at (see `repogym.env.context`: `oracle` is perfect fault localization and uses gold
+  information, `sbfl` does not). `info["code_context"]` holds the files answers apply to
+  (path -> text) so a policy can build its own prompt; `info["localization"]` says how the
+  window was chosen (None in files mode).
+- `gold_answer()` is the SWE-RL answer reproducing the gold patch (in window mode restricted to
+  the windows; None when the gold change lies outside them): the demonstration SFT trains on.
 - `step(answer)` takes SWE-RL's `<think>...</think><solution>...</solution>` text (or a chat
   message dict with `content`). Its blocks are applied with `repogym.search_replace.apply_answer`
   exactly as SWE-RL applies them; the resulting diff is graded in a fresh sandbox episode. The
@@ -20,11 +26,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from repogym.env.base import TaskEnv, TextSpace, end_summary, read_originals
+from repogym.env.context import Localization, Window, localize, make_windows, window_answer, window_prompt
+from repogym.env.localize import sbfl_localizer  # noqa: F401  (registers localize='sbfl')
 from repogym.env.observation import truncate
+from repogym.env.options import EnvOptions
 from repogym.errors import ConfigError
 from repogym.patches import PatchError, changed_paths
 from repogym.rewards.similarity import oracle_contents, similarity_from_response
-from repogym.search_replace import FormatError, apply_answer
+from repogym.search_replace import FormatError, answer_from_patch, apply_answer
 
 #: A malformed answer for `action_space.sample()` (it has no SEARCH/REPLACE block).
 SAMPLE_ANSWER = "<think>\nsampled\n</think>\n<solution>\n</solution>"
@@ -61,6 +70,34 @@ def agentless_prompt(problem_statement: str, code_context: Mapping[str, str]) ->
     )
 
 
+def build_observation(
+    problem_statement: str,
+    code_context: Mapping[str, str],
+    options: EnvOptions,
+    localization: Localization | None,
+) -> tuple[str, list[Window]]:
+    """The reset observation (and the windows shown): files mode without a localization, window mode with one.
+
+    `repogym data sft` builds its agentless demonstrations with this same function, so the prompts a
+    model is fine-tuned on are the ones the env shows it.
+    """
+    if localization is None:
+        return truncate(agentless_prompt(problem_statement, code_context), options.context_chars), []
+    windows = make_windows(localization.spots, code_context, options.window_lines)
+    prompt = window_prompt(problem_statement, windows, localization.spots, code_context)
+    return truncate(prompt, options.context_chars), windows
+
+
+def gold_answer(patch: str, code_context: Mapping[str, str], windows: list[Window] | None) -> str | None:
+    """SWE-RL's answer reproducing `patch`: whole-file blocks, or (with `windows`) blocks inside them; None if impossible."""
+    if windows is not None:
+        return window_answer(patch, code_context, windows)
+    try:
+        return answer_from_patch(patch, code_context)
+    except PatchError:
+        return None
+
+
 class AgentlessEnv(TaskEnv):
     """One-step SEARCH/REPLACE mode; see this module's docstring."""
 
@@ -69,13 +106,25 @@ class AgentlessEnv(TaskEnv):
         self.action_space = TextSpace(10**7, sample_text=SAMPLE_ANSWER)
         paths = [*changed_paths(self.task.patch), *self.options.extra_context_files]
         self.code_context = read_originals(self.runtime.pristine, paths)
+        self.localization: Localization | None = None
+        self.windows: list[Window] = []
+        if self.options.context == "window":
+            self.localization = localize(self.options.localize, self.task, self.code_context, self.runtime)
+            missing = [path for path in self.localization.spots if path not in self.code_context]
+            self.code_context.update(read_originals(self.runtime.pristine, missing))
         try:
             self.oracle_new_content = oracle_contents(self.task.patch, self.code_context)
         except PatchError as exc:
             raise ConfigError(
                 f"{self.task.instance_id}: agentless mode needs the gold patch's files as text: {exc}"
             ) from None
-        self._prompt = agentless_prompt(self.task.problem_statement, self.code_context)
+        self._prompt, self.windows = build_observation(
+            self.task.problem_statement, self.code_context, self.options, self.localization
+        )
+
+    def gold_answer(self) -> str | None:
+        """The SWE-RL answer reproducing the gold patch (window mode: inside the windows, else None)."""
+        return gold_answer(self.task.patch, self.code_context, self.windows if self.localization else None)
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """Agentless mode has no tools: the answer is text."""
@@ -91,11 +140,12 @@ class AgentlessEnv(TaskEnv):
             )
         self._running = True
         self._steps = self._format_errors = 0
-        self._last_observation = truncate(self._prompt, self.options.context_chars)
+        self._last_observation = self._prompt
         info = {
             "instance_id": self.task.instance_id,
             "mode": "agentless",
             "code_context": dict(self.code_context),
+            "localization": self.localization.to_dict() if self.localization else None,
             "timings": {"reset_s": 0.0},
         }
         return self._last_observation, info

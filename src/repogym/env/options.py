@@ -40,3 +40,10 @@ class EnvOptions(BaseModel):
     """Tool names offered in agent mode (None: all registered tools; submit is always offered)."""
     extra_context_files: tuple[str, ...] = ()
     """Agentless mode: repository files shown besides those the gold patch touches."""
+    context: Literal["files", "window"] = "files"
+    """Agentless mode: 'files' shows the gold patch's files whole; 'window' only `window_lines` around localized lines."""
+    window_lines: int = Field(default=3, ge=0, le=200)
+    """Agentless window context: lines shown either side of each localized line."""
+    localize: str = "oracle"
+    """Agentless window context: 'oracle' (the gold patch's lines: perfect fault localization, uses gold
+    information), 'sbfl' (spectrum-based, from per-test coverage in the sandbox), or a dotted path to a Localizer."""

@@ -123,6 +123,19 @@ class MiningConfig(_Model):
     max_test_lines: int = Field(default=2000, ge=1)
     """Largest number of changed lines in the test patch; more is too_large."""
 
+    kinds: list[str] = Field(default_factory=lambda: ["fix", "feature", "refactor", "removal"])
+    """Change kinds to keep: fix, feature, refactor, removal (see `repogym.mining.kinds`). Candidates of other
+    kinds are counted in the funnel as kind_<kind>; every written candidate records its kind in metadata.
+    `repogym mine` keeps only fixes unless --kinds, or this field in its config, says otherwise."""
+    issue_writer: str = ""
+    """'openai:MODEL' rewrites each problem statement with an OpenAI-compatible endpoint told not to reveal
+    the fix (a rewrite that quotes the gold patch's added lines is rejected for the cleaned message);
+    empty = the linked issue, else the cleaned PR or commit message."""
+    issue_writer_base_url: str = ""
+    """The issue writer's base URL, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL)."""
+    issue_writer_max_tokens: int = Field(default=512, ge=1)
+    """The longest statement the issue writer may write, in tokens."""
+
     skip_filters: list[str] = Field(default_factory=list)
     """Filters to switch off by name (see `repogym.mining.filters.FILTER_NAMES`), e.g. ["no_test_change"]."""
     merge_check_workers: int = Field(default=4, ge=1, le=64)
@@ -137,6 +150,23 @@ class MiningConfig(_Model):
         if unknown:
             raise ValueError(f"unknown filter(s) {unknown}; known: {', '.join(FILTER_NAMES)}")
         return names
+
+    @field_validator("kinds")
+    @classmethod
+    def _known_kinds(cls, names: list[str]) -> list[str]:
+        from repogym.mining.kinds import parse_kinds
+
+        kinds = parse_kinds(names)
+        if not kinds:
+            raise ValueError("keep at least one kind, e.g. ['fix']")
+        return [kind.value for kind in kinds]
+
+    @field_validator("issue_writer")
+    @classmethod
+    def _writer_spec(cls, value: str) -> str:
+        if value and (not value.startswith("openai:") or not value.removeprefix("openai:")):
+            raise ValueError(f"issue_writer must look like 'openai:MODEL', got {value!r}")
+        return value
 
     @field_validator("bot_authors", "bot_titles")
     @classmethod

@@ -34,6 +34,16 @@ class FunnelStep:
 
 
 @dataclass(frozen=True)
+class FunnelFlag:
+    """Written items that carry a warning (counted, not dropped): e.g. a statement that quotes the fix."""
+
+    name: str
+    description: str
+    count: int
+    examples: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Funnel:
     """Counts from commits scanned to items written; every scanned commit is in exactly one place."""
 
@@ -41,6 +51,8 @@ class Funnel:
     steps: tuple[FunnelStep, ...]
     written: int
     written_examples: tuple[str, ...] = ()
+    flags: tuple[FunnelFlag, ...] = ()
+    """Warnings about some of the items, outside the accounting (an item may carry several)."""
 
     def __post_init__(self) -> None:
         accounted = sum(step.count for step in self.steps) + self.written
@@ -59,7 +71,16 @@ class Funnel:
         self, steps: Iterable[FunnelStep], written: int, written_examples: Iterable[str] = ()
     ) -> Funnel:
         """This funnel continued by a later stage that took the `written` items and dropped some of them."""
-        return Funnel(self.scanned, (*self.steps, *steps), written, tuple(written_examples)[:MAX_EXAMPLES])
+        return Funnel(
+            self.scanned, (*self.steps, *steps), written, tuple(written_examples)[:MAX_EXAMPLES], self.flags
+        )
+
+    def with_flags(self, flags: Iterable[FunnelFlag]) -> Funnel:
+        """This funnel with more flags (those with a count of zero are kept too: they say what was checked)."""
+        return Funnel(self.scanned, self.steps, self.written, self.written_examples, (*self.flags, *flags))
+
+    def flag_count(self, name: str) -> int:
+        return sum(flag.count for flag in self.flags if flag.name == name)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -77,6 +98,10 @@ class Funnel:
                 }
                 for step in self.steps
             ],
+            "flags": [
+                {"name": f.name, "description": f.description, "count": f.count, "examples": list(f.examples)}
+                for f in self.flags
+            ],
         }
 
     @classmethod
@@ -92,8 +117,16 @@ class Funnel:
                 )
                 for s in data["steps"]
             )
+            flags = tuple(
+                FunnelFlag(f["name"], f.get("description", ""), int(f["count"]), tuple(f.get("examples", ())))
+                for f in data.get("flags", ())
+            )
             return cls(
-                int(data["scanned"]), steps, int(data["written"]), tuple(data.get("written_examples", ()))
+                int(data["scanned"]),
+                steps,
+                int(data["written"]),
+                tuple(data.get("written_examples", ())),
+                flags,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise DatasetError(f"{where}: not a funnel report ({exc!r})") from None
@@ -120,6 +153,13 @@ class Funnel:
                 f"  {step.name}", str(step.count) if step.count else "-", str(left), ", ".join(step.examples)
             )
         table.add_row("[bold green]written[/]", "", str(self.written), ", ".join(self.written_examples))
+        for flag in self.flags:
+            table.add_row(
+                f"  [yellow]flag[/] {flag.name}",
+                str(flag.count) if flag.count else "-",
+                "",
+                ", ".join(flag.examples),
+            )
         return table
 
 

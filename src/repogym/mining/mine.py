@@ -12,9 +12,16 @@ The walk, in order:
 4. the surviving merges checked against git's automatic merge (see
    `repogym.mining.merges`: mostly from the graph and one batched tree diff),
    while the patches are split;
-5. duplicates (the oldest copy is kept), then `max_candidates` (the newest are kept);
-6. problem statements and hints from the PR export, and Task rows
-   (source=mined, FAIL_TO_PASS/PASS_TO_PASS empty until validation).
+5. duplicates (the oldest copy is kept);
+6. each change classified as fix / feature / refactor / removal (`repogym.mining.kinds`);
+   kinds not in `MiningConfig.kinds` are counted as kind_<kind>; then `max_candidates`
+   (the newest are kept);
+7. problem statements and hints from the PR export, or the cleaned message
+   (`repogym.mining.statements`), and Task rows (source=mined,
+   FAIL_TO_PASS/PASS_TO_PASS empty until validation); a statement that quotes
+   the fix's added lines is flagged;
+8. secrets and personal data redacted, then (with `issue_writer`) statements
+   rewritten by a model, a rewrite that quotes the fix rejected.
 
 Reverts are always newer than what they revert and the walk goes newest first,
 so by the time a reverted commit is reached, the revert has been seen.
@@ -44,7 +51,7 @@ from repogym.mining.filters import (
     first_rejection,
     make_context,
 )
-from repogym.mining.funnel import MAX_EXAMPLES, Funnel, FunnelCounter, FunnelStep
+from repogym.mining.funnel import Funnel, FunnelCounter
 from repogym.mining.gitcmd import GitJob, remote_url, resolve_revision
 from repogym.mining.history import (
     Commit,
@@ -54,9 +61,17 @@ from repogym.mining.history import (
     parse_graph,
     start_list_commits,
 )
+from repogym.mining.kinds import ChangeKind, Classification
 from repogym.mining.merges import MergeChecks, MergeGraph
-from repogym.mining.prs import PrExport, describe_change, load_pr_export, pr_number_from_message
+from repogym.mining.prs import (
+    PrExport,
+    describe_change,
+    load_pr_export,
+    pr_number_from_message,
+)
 from repogym.mining.split import PathRules, split_patch
+from repogym.mining.stages import QUOTES_FIX, classify_and_keep, quotes_fix_flag, redact
+from repogym.mining.statements import leaks_fix
 from repogym.task import Source, Task
 
 SCAN_STEPS = (
@@ -64,6 +79,14 @@ SCAN_STEPS = (
     ("root_commit", "scan", "has no parent to diff against"),
 )
 LIMIT_STEPS = (("over_max", "limit", "beyond max_candidates (the newest candidates are kept)"),)
+KIND_STEPS = tuple(
+    (
+        f"kind_{kind.value}",
+        "classify",
+        f"classified as a {kind.value}, a kind not kept (MiningConfig.kinds / --kinds)",
+    )
+    for kind in ChangeKind
+)
 
 
 @dataclass(frozen=True)
@@ -169,31 +192,29 @@ def _mine(
         counter.drop("in_merged_branch", sha[:12])
     counter.scanned = len(mainline) + len(brought_in)
     survivors = _drop_duplicates(survivors, config, counter)
+    kinds = classify_and_keep(survivors, config, export, counter)
     limit = config.max_candidates or len(survivors)
     for candidate in survivors[limit:]:
         counter.drop("over_max", candidate.instance_id)
-    tasks = tuple(_to_task(c, root, repo_name, config, export, graph, merge_graph) for c in survivors[:limit])
-    funnel = counter.freeze(task.instance_id for task in tasks)
-    if config.redact_secrets:
-        tasks, funnel = _redact(tasks, funnel)
-    return MiningResult(tasks, funnel, time.perf_counter() - started)
-
-
-def _redact(tasks: tuple[Task, ...], funnel: Funnel) -> tuple[tuple[Task, ...], Funnel]:
-    """Secrets and personal data out of the candidates before they are written anywhere."""
-    from repogym.privacy.scrub import Policy, ScrubConfig, scrub_tasks
-
-    scrubbed = scrub_tasks(tasks, ScrubConfig(policy=Policy.REDACT, check_license=False))
-    dropped = [d.instance_id for d in scrubbed.dropped]
-    step = FunnelStep(
-        "secret_unredactable",
-        "privacy",
-        "holds a secret that cannot be redacted without breaking its patch",
-        len(dropped),
-        tuple(dropped[:MAX_EXAMPLES]),
+    tasks = tuple(
+        _to_task(c, root, repo_name, config, export, graph, merge_graph, kinds[c.instance_id])
+        for c in survivors[:limit]
     )
-    kept = scrubbed.tasks
-    return kept, funnel.extend([step], len(kept), (t.instance_id for t in kept))
+    funnel = counter.freeze(task.instance_id for task in tasks)
+    funnel = funnel.with_flags([quotes_fix_flag(tasks)])
+    if config.redact_secrets:
+        tasks, funnel = redact(tasks, funnel)
+    if config.issue_writer:
+        from repogym.mining.issue_writer import make_issue_writer, rewrite_statements
+
+        tasks, flags = rewrite_statements(
+            tasks,
+            make_issue_writer(
+                config.issue_writer, config.issue_writer_base_url, config.issue_writer_max_tokens
+            ),
+        )
+        funnel = funnel.with_flags(flags)
+    return MiningResult(tasks, funnel, time.perf_counter() - started)
 
 
 def mine_to_file(
@@ -221,7 +242,7 @@ def _counter(config: MiningConfig) -> FunnelCounter:
         (f.name, "filter", f.description + (" (switched off)" if f.name in config.skip_filters else ""))
         for f in ORDERED_FILTERS
     ]
-    return FunnelCounter(declared=[*SCAN_STEPS, *filters, *LIMIT_STEPS])
+    return FunnelCounter(declared=[*SCAN_STEPS, *filters, *KIND_STEPS, *LIMIT_STEPS])
 
 
 class _GraphListing:
@@ -370,12 +391,14 @@ def _to_task(
     export: PrExport | None,
     graph: dict[str, GraphCommit],
     merge_graph: MergeGraph,
+    kind: Classification,
 ) -> Task:
     commit, split = candidate.commit, candidate.split
     brought_in = merge_graph.brought_in.get(commit.sha, ())
     # The fix existed from its first commit on: discussion after that is not a hint, it is the answer.
     fixed_at = min([commit.authored_at, *(graph[sha].authored_at for sha in brought_in)])
     statement = describe_change(commit.message, candidate.pull, export, fixed_at)
+    quoted = leaks_fix(statement.text, split.code_patch) if split else []
     provenance = {
         "commit": commit.sha,
         "kind": candidate.kind,
@@ -383,6 +406,11 @@ def _to_task(
         "issue_numbers": list(statement.issue_numbers),
         "author": commit.author_name,
         "statement_source": statement.source,
+        QUOTES_FIX: bool(quoted),
+        "statement_quoted_lines": len(quoted),
+        "change_kind": kind.kind.value,
+        "change_kind_confidence": kind.confidence,
+        "change_kind_cues": list(kind.cues),
         "branch": config.branch,
         "branch_commits": len(brought_in),
         "fixed_at": _iso(fixed_at),

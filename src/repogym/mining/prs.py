@@ -5,9 +5,9 @@ REST API returns (so `gh api --paginate` output, one object per line, works):
 
 - a pull request (`GET /repos/{o}/{r}/pulls/{n}`): recognised by `merge_commit_sha`
   or `head`/`base`; read: `number`, `title`, `body`, `created_at`, `merged_at`,
-  `merge_commit_sha`, `base.sha`, `user.login`;
+  `merge_commit_sha`, `base.sha`, `user.login`, `labels[].name`;
 - an issue (`GET /repos/{o}/{r}/issues/{n}`): `number`, `title`, `body`,
-  `created_at`; an issue object carrying `pull_request` is a PR seen through the
+  `created_at`, `labels[].name`; an issue object carrying `pull_request` is a PR seen through the
   issues API and only contributes its title and body when no pull object exists;
 - an issue comment (`GET /repos/{o}/{r}/issues/comments`): recognised by
   `issue_url`; read: `body`, `created_at`; the issue number is the URL's last part.
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from repogym.errors import DatasetError
+from repogym.mining.statements import clean_message
 
 _CLOSING = re.compile(
     r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b:?\s+(?:#|https?://[^\s/]+/[^\s/]+/[^\s/]+/issues/)(\d+)\b",
@@ -98,6 +99,7 @@ class Issue:
     body: str
     created_at: int | None = None
     comments: tuple[Comment, ...] = ()
+    labels: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
@@ -116,6 +118,7 @@ class PullRequest:
     base_sha: str = ""
     author_login: str = ""
     """Used only to recognise bots; never written to a task."""
+    labels: tuple[str, ...] = ()
 
     @property
     def linked_issues(self) -> tuple[int, ...]:
@@ -181,12 +184,19 @@ def load_pr_export(path: str | os.PathLike[str]) -> PrExport:
                 (pr_issues if "pull_request" in data else issues)[issue.number] = issue
     for number, issue in pr_issues.items():
         if number not in pulls:
-            pulls[number] = PullRequest(number, issue.title, issue.body, issue.created_at)
+            pulls[number] = PullRequest(
+                number, issue.title, issue.body, issue.created_at, labels=issue.labels
+            )
     for number, extra in comments.items():
         if number in issues:
             issue = issues[number]
             issues[number] = Issue(
-                issue.number, issue.title, issue.body, issue.created_at, (*issue.comments, *extra)
+                issue.number,
+                issue.title,
+                issue.body,
+                issue.created_at,
+                (*issue.comments, *extra),
+                issue.labels,
             )
     return PrExport(pulls, issues, str(file))
 
@@ -232,6 +242,7 @@ def _pull(data: dict[str, Any], where: str) -> PullRequest:
         merge_commit_sha=_text(data, "merge_commit_sha", where),
         base_sha=str(base.get("sha") or ""),
         author_login=str(user.get("login") or ""),
+        labels=_labels(data),
     )
 
 
@@ -246,7 +257,17 @@ def _issue(data: dict[str, Any], where: str) -> Issue:
         body=_text(data, "body", where),
         created_at=parse_timestamp(data.get("created_at"), f"{where}: field 'created_at'"),
         comments=comments,
+        labels=_labels(data),
     )
+
+
+def _labels(data: dict[str, Any]) -> tuple[str, ...]:
+    """GitHub's `labels`: a list of objects with a `name` (or of plain strings); anything else is ignored."""
+    raw = data.get("labels")
+    if not isinstance(raw, list):
+        return ()
+    names = [item.get("name") if isinstance(item, dict) else item for item in raw]
+    return tuple(name for name in names if isinstance(name, str) and name)
 
 
 def _comment(data: Any, where: str) -> tuple[int, Comment]:
@@ -273,9 +294,12 @@ class Statement:
 
     text: str
     source: str
-    """"issue" (linked issue text), "pr" (PR title and body) or "commit" (the commit message)."""
+    """"issue" (linked issue text), "pr" (PR title and body) or "commit" (the commit message), the last two
+    cleaned of boilerplate (see `repogym.mining.statements.clean_message`)."""
     issue_numbers: tuple[int, ...] = ()
     hints: str = ""
+    labels: tuple[str, ...] = ()
+    """Labels of the PR and the linked issues, when the export has them."""
 
 
 def describe_change(
@@ -288,6 +312,9 @@ def describe_change(
     """
     numbers = linked_issue_numbers(*((pull.title, pull.body) if pull else ()), message)
     issues = [export.issues[n] for n in numbers if export is not None and n in export.issues]
+    labels = tuple(
+        dict.fromkeys([*(pull.labels if pull else ()), *(label for i in issues for label in i.labels)])
+    )
     if issues:
         hints = sorted(
             (
@@ -299,7 +326,7 @@ def describe_change(
             key=lambda comment: comment.created_at or 0,
         )
         text = "\n".join(issue.text for issue in issues)
-        return Statement(text, "issue", numbers, "\n".join(comment.body for comment in hints))
-    if pull is not None and (pull.title or pull.body):
-        return Statement(pull.text, "pr", numbers)
-    return Statement(message.strip() + "\n", "commit", numbers)
+        return Statement(text, "issue", numbers, "\n".join(comment.body for comment in hints), labels)
+    if pull is not None and (pull.title or pull.body) and clean_message(pull.text):
+        return Statement(clean_message(pull.text), "pr", numbers, labels=labels)
+    return Statement(clean_message(message) or message.strip() + "\n", "commit", numbers, labels=labels)

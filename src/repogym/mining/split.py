@@ -286,6 +286,8 @@ class SplitPatch:
     tests: tuple[FileDiff, ...]
     dropped: tuple[tuple[str, str], ...] = ()
     """(path, reason) for every file left out of both patches: "docs" or "mode_only"."""
+    docs: tuple[FileDiff, ...] = ()
+    """The docs and changelog diffs that were dropped: not part of the task, read by the change classifier."""
 
     @property
     def code_patch(self) -> str:
@@ -324,6 +326,7 @@ def split_patch(patch: str, rules: PathRules) -> SplitPatch:
     code: list[FileDiff] = []
     tests: list[FileDiff] = []
     dropped: list[tuple[str, str]] = []
+    docs: list[FileDiff] = []
     for diff in parse_file_diffs(patch):
         if diff.mode_only:
             dropped.append((diff.path, "mode_only"))
@@ -333,6 +336,7 @@ def split_patch(patch: str, rules: PathRules) -> SplitPatch:
             tests.append(diff.without_mode_lines())
         elif kind is PathKind.DOCS:
             dropped.append((diff.path, "docs"))
+            docs.append(diff)
         else:
             code.append(diff.without_mode_lines())
-    return SplitPatch(tuple(code), tuple(tests), tuple(dropped))
+    return SplitPatch(tuple(code), tuple(tests), tuple(dropped), tuple(docs))

@@ -62,22 +62,37 @@ def classify_patch_lines(lines: list[str]) -> list[PatchLine]:
     result: list[PatchLine] = []
     path = old_path = ""
     old_left = new_left = 0
+    shared: dict[tuple[LineKind, str, int], PatchLine] = {}  # one frozen PatchLine per kind and path, reused
+
+    def line_of(kind: LineKind, offset: int) -> PatchLine:
+        key = (kind, path, offset)
+        found = shared.get(key)
+        if found is None:
+            found = shared[key] = PatchLine(kind, path, offset)
+        return found
+
     for line in lines:
         if old_left > 0 or new_left > 0:
-            kind = _hunk_line_kind(line)
-            if kind is not None:
-                if kind is not LineKind.ADDED:
-                    old_left -= 1
-                if kind is not LineKind.REMOVED:
-                    new_left -= 1
-                result.append(PatchLine(kind, path, 1))
+            first = line[:1]
+            if first == "+":
+                new_left -= 1
+                result.append(line_of(LineKind.ADDED, 1))
                 continue
-            if line.startswith("\\"):  # "\ No newline at end of file" belongs to the hunk but counts nothing
-                result.append(PatchLine(LineKind.HEADER, path, 0))
+            if first == "-":
+                old_left -= 1
+                result.append(line_of(LineKind.REMOVED, 1))
+                continue
+            if first == " " or not line:  # some tools strip the single space of an empty context line
+                old_left -= 1
+                new_left -= 1
+                result.append(line_of(LineKind.CONTEXT, 1))
+                continue
+            if first == "\\":  # "\ No newline at end of file" belongs to the hunk but counts nothing
+                result.append(line_of(LineKind.HEADER, 0))
                 continue
             old_left = new_left = 0  # a malformed hunk ended early: fall through to header handling
         if line.startswith("\\"):
-            result.append(PatchLine(LineKind.HEADER, path, 0))
+            result.append(line_of(LineKind.HEADER, 0))
             continue
         header = _HUNK_HEADER.match(line)
         if header:
@@ -89,19 +104,8 @@ def classify_patch_lines(lines: list[str]) -> list[PatchLine]:
             path = _header_path(line[4:]) or old_path  # a deleted file's lines belong to its old path
         elif line.startswith("diff --git "):
             path = old_path = ""
-        result.append(PatchLine(LineKind.HEADER, path, 0))
+        result.append(line_of(LineKind.HEADER, 0))
     return result
-
-
-def _hunk_line_kind(line: str) -> LineKind | None:
-    if line.startswith("+"):
-        return LineKind.ADDED
-    if line.startswith("-"):
-        return LineKind.REMOVED
-    if line.startswith(" ") or line == "":
-        # Some tools strip the single space of an empty context line.
-        return LineKind.CONTEXT
-    return None
 
 
 def _header_path(name: str) -> str:

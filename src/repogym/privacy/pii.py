@@ -29,10 +29,10 @@ import io
 import ipaddress
 import re
 import tokenize
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from repogym.privacy.patchlines import LineKind, classify_patch_lines
+from repogym.privacy.patchlines import LineKind, PatchLine, classify_patch_lines
 
 
 class PiiKind(enum.StrEnum):
@@ -61,6 +61,7 @@ _PHONE_INTERNATIONAL = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(\d{1,4}\))?(?:
 _PHONE_NORTH_AMERICA = re.compile(
     r"(?<![\w.-])(?:\(\d{3}\) ?\d{3}[-. ]\d{4}|\d{3}([-.])\d{3}\1\d{4})(?![\w]|[.-]\d)"
 )
+_DIGIT = re.compile(r"\d")  # the patterns' own \d, which matches any Unicode digit
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 _DOCUMENTATION_NETS = tuple(
     ipaddress.ip_network(net) for net in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")
@@ -112,6 +113,13 @@ _MATCHERS: dict[PiiKind, tuple[tuple[re.Pattern[str], ...], Callable[[str], bool
 }
 
 
+def _may_hold_pii(line: str, kinds: tuple[PiiKind, ...]) -> bool:
+    """False only when none of `kinds` can match: an address needs '@', a phone number or IP a digit."""
+    if PiiKind.EMAIL in kinds and "@" in line:
+        return True
+    return (PiiKind.PHONE in kinds or PiiKind.IPV4 in kinds) and _DIGIT.search(line) is not None
+
+
 def redact_pii_line(line: str, kinds: Iterable[PiiKind]) -> tuple[str, list[PiiKind]]:
     """One line with its personal data replaced by markers, and the kinds replaced (one per item).
 
@@ -121,7 +129,10 @@ def redact_pii_line(line: str, kinds: Iterable[PiiKind]) -> tuple[str, list[PiiK
     ('released 2024-01-02, see noreply@github.com, v1.2.3', [])
     """
     found: list[PiiKind] = []
-    for kind in map(PiiKind, kinds):
+    kinds = tuple(map(PiiKind, kinds))
+    if not _may_hold_pii(line, kinds):
+        return line, found
+    for kind in kinds:
         patterns, keep_if = _MATCHERS[kind]
         for pattern in patterns:
             line = pattern.sub(
@@ -149,9 +160,11 @@ def redact_pii(text: str, field_name: str, kinds: Iterable[PiiKind]) -> tuple[st
 
 
 def redact_pii_in_patch_comments(
-    patch: str, field_name: str, kinds: Iterable[PiiKind]
+    patch: str, field_name: str, kinds: Iterable[PiiKind], layout: Sequence[PatchLine] | None = None
 ) -> tuple[str, list[PiiHit]]:
     """A patch with personal data redacted inside comments on added lines of Python files.
+
+    `layout` is `classify_patch_lines` of the patch, when the caller has it already.
 
     >>> patch = "--- a/m.py\\n+++ b/m.py\\n@@ -1 +1,2 @@\\n x = 1\\n+y = 'a@corp.com'  # ask jane@corp.com"
     >>> redact_pii_in_patch_comments(patch, "patch", [PiiKind.EMAIL])[0].splitlines()[-1]
@@ -160,7 +173,7 @@ def redact_pii_in_patch_comments(
     kinds = tuple(kinds)
     lines = patch.split("\n")
     hits: list[PiiHit] = []
-    for index, line_info in enumerate(classify_patch_lines(lines)):
+    for index, line_info in enumerate(layout if layout is not None else classify_patch_lines(lines)):
         if line_info.kind is not LineKind.ADDED or not line_info.path.endswith((".py", ".pyi")):
             continue
         content = lines[index][1:]

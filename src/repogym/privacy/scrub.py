@@ -25,18 +25,21 @@ from __future__ import annotations
 
 import difflib
 import enum
+import functools
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from repogym.privacy.gitread import applies_at
 from repogym.privacy.licenses import LicenseDetector, LicenseInfo
-from repogym.privacy.patchlines import LineKind, PatchLine, classify_patch_lines
+from repogym.privacy.patchlines import PatchLine, classify_patch_lines
 from repogym.privacy.pii import PiiHit, PiiKind, redact_pii, redact_pii_in_patch_comments
 from repogym.privacy.results import DropCode, DroppedTask, DropReason, Finding, ScrubResult
-from repogym.privacy.secrets import SecretHit, SecretScanner, find_known, prefer_type, redact
+from repogym.privacy.scanpool import ScanField, scan_batch
+from repogym.privacy.secrets import SecretHit, find_known, prefer_type, redact
 from repogym.privacy.spdx import DEFAULT_ALLOWLIST, KNOWN_IDS, disallowed_ids
 from repogym.task import Task
 
@@ -72,6 +75,8 @@ class ScrubConfig(BaseModel):
     """After redacting a patch, check it still applies at the base commit (when the repository is available)."""
     check_license: bool = True
     """Refuse tasks whose licence is not allowed; False only records the licence (mining does this)."""
+    scan_workers: int = Field(default=0, ge=0)
+    """Processes that scan for secrets; 0 = one per available core (a small batch is scanned in-process)."""
 
     @field_validator("license_allowlist")
     @classmethod
@@ -108,13 +113,21 @@ class ScrubConfig(BaseModel):
 
 @dataclass
 class _Field:
-    """One scanned string of a task: its name, text, and line layout (None for free text)."""
+    """One scanned string of a task: its name, text, and whether it is a patch or a fixed value."""
 
     name: str
     text: str
-    layout: list[PatchLine] | None = None
+    patch: bool = False
     fixed: bool = False
     """True for values that must not change (env commands)."""
+
+    @functools.cached_property
+    def layout(self) -> list[PatchLine] | None:
+        """The kind of each line of a patch (None for free text); computed when a hit needs it."""
+        return classify_patch_lines(self.text.split("\n")) if self.patch else None
+
+    def to_scan(self) -> ScanField:
+        return ScanField(self.name, self.text, "patch" if self.patch else "fixed" if self.fixed else "text")
 
 
 def scrub_tasks(tasks: Iterable[Task], config: ScrubConfig | None = None) -> ScrubResult:
@@ -122,23 +135,38 @@ def scrub_tasks(tasks: Iterable[Task], config: ScrubConfig | None = None) -> Scr
     config = config or ScrubConfig()
     batch = list(tasks)
     fields_by_task = [_task_fields(task) for task in batch]
-    with SecretScanner(config.ignored_secret_types) as scanner:
-        scanned = [[hit for f in fields for hit in _scan_field(scanner, f)] for fields in fields_by_task]
+    scans = scan_batch(
+        [[f.to_scan() for f in fields] for fields in fields_by_task],
+        config.ignored_secret_types,
+        config.scan_workers,
+        pii=config.pii,
+    )
+    scanned = [scan.secrets for scan in scans]
     known: dict[str, str] = {}
     for hit in (hit for hits in scanned for hit in hits if hit.sweepable):
         known[hit.value] = prefer_type(known.get(hit.value), hit.type)
+    # One expression for the batch: each field is searched once, and split into lines only on a match.
+    sweep = (
+        re.compile("|".join(re.escape(value) for value in sorted(known, key=len, reverse=True)))
+        if known
+        else None
+    )
     detector = LicenseDetector()
+    for repo in dict.fromkeys(task.repo_source for task in batch):
+        detector.prefetch(repo, [task.base_commit for task in batch if task.repo_source == repo])
     kept: list[Task] = []
     dropped: list[DroppedTask] = []
     findings: list[Finding] = []
     licenses: dict[str, LicenseInfo] = {}
-    for task, fields, hits in zip(batch, fields_by_task, scanned, strict=True):
-        for f in fields:
-            hits.extend(find_known(f.text, f.name, known, f.layout))
+    for task, fields, hits, scan in zip(batch, fields_by_task, scanned, scans, strict=True):
+        if sweep is not None:
+            for f in fields:
+                if sweep.search(f.text):
+                    hits.extend(find_known(f.text, f.name, known, f.layout))
         hits = _unique(hits)
         license_info = detector.detect(task.repo_source, task.base_commit)
         licenses[task.instance_id] = license_info
-        outcome = _scrub_one(task, fields, hits, license_info, config)
+        outcome = _scrub_one(task, fields, hits, license_info, config, scan.pii)
         if isinstance(outcome, DroppedTask):
             dropped.append(outcome)
         else:
@@ -150,7 +178,12 @@ def scrub_tasks(tasks: Iterable[Task], config: ScrubConfig | None = None) -> Scr
 
 
 def _scrub_one(
-    task: Task, fields: list[_Field], hits: list[SecretHit], license_info: LicenseInfo, config: ScrubConfig
+    task: Task,
+    fields: list[_Field],
+    hits: list[SecretHit],
+    license_info: LicenseInfo,
+    config: ScrubConfig,
+    pii_found: dict[str, tuple[str, list[PiiHit]]],
 ) -> DroppedTask | tuple[Task, list[PiiHit]]:
     reasons = _license_reasons(license_info, config)
     if hits and config.policy is Policy.DROP:
@@ -186,7 +219,7 @@ def _scrub_one(
                         ),
                     ),
                 )
-    pii_hits = _redact_pii(fields, new_text, config.pii)
+    pii_hits = _redact_pii(fields, new_text, config.pii, pii_found)
     return _rebuild(task, fields, new_text, hits, pii_hits, license_info, config), pii_hits
 
 
@@ -220,15 +253,30 @@ def _license_reasons(info: LicenseInfo, config: ScrubConfig) -> list[DropReason]
     ]
 
 
-def _redact_pii(fields: list[_Field], new_text: dict[str, str], kinds: tuple[PiiKind, ...]) -> list[PiiHit]:
+def _redact_pii(
+    fields: list[_Field],
+    new_text: dict[str, str],
+    kinds: tuple[PiiKind, ...],
+    found_before: dict[str, tuple[str, list[PiiHit]]],
+) -> list[PiiHit]:
+    """Personal data out of `new_text`; `found_before` is what the scan found in the original texts.
+
+    A field that secret redaction left unchanged takes the scan's result as it
+    is (the same function of the same text); a changed one is looked at again.
+    """
     if not kinds:
         return []
     hits: list[PiiHit] = []
     for f in fields:
         if f.fixed:
             continue
-        if f.layout is not None:
-            new_text[f.name], found = redact_pii_in_patch_comments(new_text[f.name], f.name, kinds)
+        if new_text[f.name] == f.text:
+            if f.name in found_before:
+                new_text[f.name], found = found_before[f.name]
+                hits.extend(found)
+            continue
+        if f.patch:
+            new_text[f.name], found = redact_pii_in_patch_comments(new_text[f.name], f.name, kinds, f.layout)
         else:
             new_text[f.name], found = redact_pii(new_text[f.name], f.name, kinds)
         hits.extend(found)
@@ -266,10 +314,7 @@ def _rebuild(
 
 
 def _task_fields(task: Task) -> list[_Field]:
-    fields = [
-        _Field(name, getattr(task, name), classify_patch_lines(getattr(task, name).split("\n")))
-        for name in PATCH_FIELDS
-    ]
+    fields = [_Field(name, getattr(task, name), patch=True) for name in PATCH_FIELDS]
     fields += [_Field(name, getattr(task, name)) for name in TEXT_FIELDS]
     env = task.env
     env_values = [
@@ -283,14 +328,6 @@ def _task_fields(task: Task) -> list[_Field]:
     fields += [_Field(path, value) for path, value in _strings(task.metadata, "metadata")]
     fields += [_Field(path, value) for path, value in _strings(task.extra, "extra")]
     return fields
-
-
-def _scan_field(scanner: SecretScanner, f: _Field) -> list[SecretHit]:
-    if not f.text:
-        return []
-    if f.layout is not None:
-        return scanner.scan_patch(f.text, f.name)
-    return scanner.scan_text(f.text, f.name, LineKind.FIXED if f.fixed else LineKind.TEXT)
 
 
 def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:

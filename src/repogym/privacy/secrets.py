@@ -8,6 +8,11 @@ Guarantees:
 - Every line of a patch is scanned, not only its added lines (detect-secrets'
   own `scan_diff` looks at added lines only): a secret on a context or removed
   line would be copied into the task just the same.
+- The same findings as handing every line to detect-secrets, faster: lines
+  that no enabled plugin could match are turned away first by
+  `repogym.privacy.secretgate` (sound by construction, checked by tests and at
+  run time), and the rest go to detect-secrets with the line before them, the
+  only context its default filters read (`prefilter=False` scans every line).
 - A hit is widened from the plugin's match to the whole token around it,
   because some plugins capture only a prefix (the GitHub token plugin reports
   'ghp' for 'ghp_...'). A private key is redacted from its BEGIN line to its
@@ -19,7 +24,8 @@ Not guaranteed:
   prose (its entropy plugins need quotes, to keep noise down), secrets split
   across lines, encoded or obfuscated secrets.
 - detect-secrets keeps its settings in a process-wide singleton, so scanning
-  is serialised by a lock: run scrubbers in processes, not threads, for speed.
+  is serialised by a lock: run scrubbers in processes, not threads, for speed
+  (`repogym.privacy.scanpool` does).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from types import TracebackType
 
 from repogym.errors import RepogymError
 from repogym.privacy.patchlines import LineKind, PatchLine, classify_patch_lines
+from repogym.privacy.secretgate import SecretGate, keep_candidates, plan_scan, pragma_line
 
 #: The marker a redacted value is replaced with; the detector type goes between the colon and '>'.
 MARKER = "<REDACTED:{}>"
@@ -91,13 +98,19 @@ class SecretScanner:
     """detect-secrets' default plugins, configured once for in-memory scanning.
 
     Use as a context manager; `ignored_types` switches detectors off by the
-    type name they report (e.g. 'Public IP (ipv4)').
+    type name they report (e.g. 'Public IP (ipv4)'); `prefilter=False` hands
+    every line to detect-secrets (the reference the pre-filter is checked against).
     """
 
-    def __init__(self, ignored_types: Iterable[str] = ()) -> None:
+    def __init__(self, ignored_types: Iterable[str] = (), prefilter: bool = True) -> None:
         self.ignored_types = frozenset(ignored_types)
+        self.prefilter = prefilter
+        self.gate: SecretGate | None = None
+        """The pre-filter for the enabled plugins, while the scanner is open (None: every line is scanned)."""
         self._settings_context = None
         self._logger_level = logging.NOTSET
+        self._findings: dict[tuple[str, str, str], list[Finding]] = {}
+        """What each (file name, line, pragma line) gave, while the scanner is open."""
 
     def __enter__(self) -> SecretScanner:
         from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
@@ -117,6 +130,7 @@ class SecretScanner:
             logger = logging.getLogger("detect-secrets")
             self._logger_level = logger.level
             logger.setLevel(logging.WARNING)
+            self.gate = _gate_for_settings() if self.prefilter else None
         except BaseException:
             _SCAN_LOCK.release()
             raise
@@ -131,6 +145,8 @@ class SecretScanner:
                 self._settings_context.__exit__(None, None, None)
         finally:
             self._settings_context = None
+            self.gate = None
+            self._findings = {}
             _SCAN_LOCK.release()
 
     # -- scanning -------------------------------------------------------------------------------
@@ -141,10 +157,16 @@ class SecretScanner:
         layout = [PatchLine(kind, "", 0)] * len(lines)
         return self._scan(lines, layout, field_name, default_name=f"{_safe_name(field_name)}.txt")
 
-    def scan_patch(self, patch: str, field_name: str) -> list[SecretHit]:
-        """Secrets on every line of a unified diff: added, context, removed and header lines."""
+    def scan_patch(
+        self, patch: str, field_name: str, layout: list[PatchLine] | None = None
+    ) -> list[SecretHit]:
+        """Secrets on every line of a unified diff: added, context, removed and header lines.
+
+        `layout` is `classify_patch_lines` of the patch, when the caller has it already.
+        """
         lines = patch.split("\n")
-        return self._scan(lines, classify_patch_lines(lines), field_name, default_name="patch.txt")
+        layout = layout if layout is not None else classify_patch_lines(lines)
+        return self._scan(lines, layout, field_name, default_name="patch.txt")
 
     def _scan(
         self, lines: list[str], layout: list[PatchLine], field_name: str, default_name: str
@@ -154,9 +176,16 @@ class SecretScanner:
                 "SecretScanner must be used as a context manager: with SecretScanner() as scanner: ..."
             )
         hits: list[SecretHit] = []
+        candidates = self.gate.candidate_lines("\n".join(lines)) if self.gate is not None else None
+        if candidates is not None and not candidates:
+            return hits
         for filename, indexes in _group_by_file(layout, default_name):
-            contents = [lines[i][layout[i].offset :] for i in indexes]
-            for position, secret_type, raw_value in _detect(contents, filename):
+            if candidates is not None:
+                # A run of lines the gate turns away is replaced by one empty line: cheaper, and an empty
+                # line gives the next line the same (pragma-free) context.
+                indexes = keep_candidates(indexes, candidates)
+            contents = [lines[i][layout[i].offset :] if i >= 0 else "" for i in indexes]
+            for position, secret_type, raw_value in _detect(contents, filename, self.gate, self._findings):
                 index = indexes[position]
                 content = contents[position]
                 for token in _widen(content, raw_value):
@@ -216,23 +245,71 @@ def redact(text: str, hits: Iterable[SecretHit], layout: Sequence[PatchLine] | N
 # -- helpers ----------------------------------------------------------------------------------------
 
 
-def _detect(contents: list[str], filename: str) -> list[tuple[int, str, str]]:
+def _gate_for_settings() -> SecretGate | None:
+    """The pre-filter for the plugins now enabled; None when a filter reads more context than it keeps.
+
+    Of the context detect-secrets hands its filters, the default ones read only
+    the previous line (the allowlist's "nextline" pragma), which `_detect` keeps.
+    """
+    from detect_secrets.settings import get_filters, get_plugins
+
+    known = {"is_line_allowlisted"}
+    if any("context" in f.injectable_variables and f.__name__ not in known for f in get_filters()):
+        return None
+    gate = SecretGate(get_plugins())
+    return None if gate.open else gate
+
+
+Finding = tuple[str, str]
+"""(detector type, raw value) of one thing detect-secrets reported on a line."""
+
+
+def _detect(
+    contents: list[str],
+    filename: str,
+    gate: SecretGate | None = None,
+    remembered: dict[tuple[str, str, str], list[Finding]] | None = None,
+) -> list[tuple[int, str, str]]:
     """(position, type, raw value) for each secret detect-secrets finds in `contents`.
 
     The lines are handed to detect-secrets' public `scan_diff` as the added
     lines of a synthetic one-file diff: that scans strings in memory with the
-    file name's type rules, and its line numbers map straight back.
+    file name's type rules, and its line numbers map straight back. With a
+    gate, only the lines it lets through are scanned (see `secretgate.plan_scan`), and what a
+    line gave is remembered in `remembered` for the next time the same line
+    comes by in a file of the same name.
     """
+    if gate is None:
+        return [
+            (index, kind, value)
+            for index, found in enumerate(_scan_lines(contents, filename))
+            for kind, value in found
+        ]
+    remembered = {} if remembered is None else remembered
+    selected = [i for i, content in enumerate(contents) if gate.may_hold_secret(content)]
+    keys = {i: (filename, contents[i], pragma_line(contents, i)) for i in selected}
+    fresh = [i for i in selected if keys[i] not in remembered]
+    if fresh:
+        plan = plan_scan(contents, fresh)
+        results = _scan_lines([text for _, text in plan], filename)
+        for (index, _), found in zip(plan, results, strict=True):
+            if index is not None:
+                remembered.setdefault(keys[index], found)
+    return [(i, kind, value) for i in selected for kind, value in remembered[keys[i]]]
+
+
+def _scan_lines(lines: list[str], filename: str) -> list[list[Finding]]:
+    """What detect-secrets reports on each line, scanned as the added lines of a synthetic diff."""
     from detect_secrets.core import scan
 
-    if not any(content.strip() for content in contents):
-        return []
-    header = f"--- /dev/null\n+++ b/{filename}\n@@ -0,0 +1,{len(contents)} @@\n"
-    body = "".join(f"+{content}\n" for content in contents)
-    return [
-        (secret.line_number - 1, secret.type, secret.secret_value or "")
-        for secret in scan.scan_diff(header + body)
-    ]
+    found: list[list[Finding]] = [[] for _ in lines]
+    if not any(line.strip() for line in lines):
+        return found
+    header = f"--- /dev/null\n+++ b/{filename}\n@@ -0,0 +1,{len(lines)} @@\n"
+    body = "".join(f"+{line}\n" for line in lines)
+    for secret in scan.scan_diff(header + body):
+        found[secret.line_number - 1].append((secret.type, secret.secret_value or ""))
+    return found
 
 
 def _widen(content: str, raw_value: str) -> list[str]:
@@ -293,11 +370,16 @@ def _private_key_body(
 def _group_by_file(layout: list[PatchLine], default_name: str) -> list[tuple[str, list[int]]]:
     """Line indexes grouped by the file they belong to, each named for detect-secrets' type rules."""
     groups: dict[str, list[int]] = {}
+    names: dict[str, str] = {}
     for index, line in enumerate(layout):
         if line.kind is LineKind.HEADER:
             name = "patch-header.txt"
         else:
-            name = _safe_name(line.path.rsplit("/", 1)[-1]) if line.path else default_name
+            name = names.get(line.path, "")
+            if not name:
+                name = names[line.path] = (
+                    _safe_name(line.path.rsplit("/", 1)[-1]) if line.path else default_name
+                )
         groups.setdefault(name, []).append(index)
     return list(groups.items())
 

@@ -1,0 +1,101 @@
+"""`repogym data sft SOURCES... --out FILE`: SFT chat rows from rollouts, gold demonstrations and chat rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from repogym.cli.common import console, err_console, exits_on_error, print_json
+
+
+def register(app: typer.Typer) -> None:
+    """Add `sft` to the `data` sub-app."""
+    app.command("sft")(data_sft_command)
+
+
+@exits_on_error
+def data_sft_command(
+    sources: list[Path] = typer.Argument(
+        ..., help="Rollout folders, task files (gold demonstrations) or chat-row JSONL (e.g. data commits)."
+    ),
+    out: Path = typer.Option(..., "--out", "-o", help="Output JSONL of chat rows (`messages`, `tools`)."),
+    gold: str = typer.Option(
+        "agentless", "--gold", help="Task files give: agentless (SWE-RL answers) or agent (tool calls)."
+    ),
+    context: str = typer.Option(
+        "files", "--context", help="Agentless gold prompts: files (whole files) or window."
+    ),
+    window_lines: int = typer.Option(3, "--window-lines", help="With --context window: lines either side."),
+    localize: str = typer.Option(
+        "oracle",
+        "--localize",
+        help="With --context window: oracle (perfect fault localization), sbfl, or a dotted path.",
+    ),
+    max_chars: int = typer.Option(
+        32_000, "--max-chars", help="Drop rows longer than this (all message text)."
+    ),
+    max_tokens: int = typer.Option(
+        None, "--max-tokens", help="Drop rows longer than this many tokens (needs --tokenizer)."
+    ),
+    tokenizer: Path = typer.Option(
+        None, "--tokenizer", help="Model folder whose chat template counts tokens."
+    ),
+    max_per_task: int = typer.Option(
+        None, "--max-per-task", help="Rollouts: at most N resolved attempts per task."
+    ),
+    repos_dir: Path = typer.Option(None, "--repos-dir", help="Folder of owner__name clones for tasks."),
+    sandbox: str = typer.Option(
+        "bwrap", "--sandbox", help="For agent gold rollouts and sbfl: bwrap or local."
+    ),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Agent gold rollouts at once."),
+    json_out: bool = typer.Option(False, "--json", help="Print the per-source summary as JSON."),
+) -> None:
+    """Build SFT rows: resolved rollouts (rejection sampling), gold demonstrations, commit data; deduplicated.
+
+    The summary (rows in, kept, dropped per reason, for each source) is printed and written to
+    OUT.summary.json. Agentless gold rows use the env's own prompt, so pass the same --context,
+    --window-lines and --localize as the env you will evaluate in.
+
+    Example: repogym data sft runs/gold tasks.jsonl --out sft.jsonl --context window --window-lines 3
+    """
+    from repogym.errors import ConfigError
+    from repogym.train.sft_data import SFTDataOptions, build_sft_data, write_sft_data
+
+    if gold not in ("agentless", "agent"):
+        raise ConfigError(f"--gold {gold!r}: use agentless or agent")
+    if context not in ("files", "window"):
+        raise ConfigError(f"--context {context!r}: use files or window")
+    options = SFTDataOptions(
+        gold=gold, context=context, window_lines=window_lines, localize=localize,  # type: ignore[arg-type]
+        max_chars=max_chars, max_tokens=max_tokens, tokenizer=str(tokenizer) if tokenizer else None,
+        max_per_task=max_per_task, repos_dir=str(repos_dir) if repos_dir else None, sandbox=sandbox, jobs=jobs,
+    )  # fmt: skip
+    progress = Progress(
+        SpinnerColumn(), TextColumn("[bold]data sft[/] {task.fields[source]}"), MofNCompleteColumn(),
+        TextColumn("rows read"), TimeElapsedColumn(), console=err_console,
+    )  # fmt: skip
+    with progress:
+        bar = progress.add_task("rows", total=None, source="")
+        data = build_sft_data(
+            [str(s) for s in sources],
+            options,
+            out,
+            on_row=lambda s: progress.update(bar, advance=1, source=s),
+        )
+    summary_path = write_sft_data(data, out)
+    if json_out:
+        print_json(data.summary())
+        return
+    table = Table(title=f"data sft -> {out} ({len(data.rows)} rows)")
+    for column in ("source", "kind", "rows in", "kept", "dropped (why)"):
+        table.add_column(column)
+    for report in data.reports:
+        why = ", ".join(f"{n} {reason}" for reason, n in report.dropped.most_common()) or "-"
+        table.add_row(report.source, report.kind, str(report.rows_in), str(report.kept), why)
+    console.print(table)
+    console.print(f"summary: {summary_path}", soft_wrap=True, markup=False)
+    if not data.rows:
+        raise ConfigError(f"{out}: no rows kept from {len(sources)} source(s); see the table for why")

@@ -1,0 +1,105 @@
+"""The tokenizer of repogym's own models: a byte-level BPE trained locally, and its chat template.
+
+No download: `build_tokenizer(texts)` trains a BPE with `tokenizers` on the text it is given
+(Python source: `repogym model init` uses a sample of the standard library, tests use
+repogym's own source, about a second). The chat template renders tools and tool calls the way
+Qwen2.5 does (`<tool_call>{json}</tool_call>`) and carries `{% generation %}` markers, so
+SFT's assistant-only loss works on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+SPECIAL_TOKENS = (
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_response>",
+    "</tool_response>",
+)
+
+# Qwen2.5's layout, trimmed; {% generation %} marks what an assistant-only loss trains on.
+CHAT_TEMPLATE = (
+    "{%- if tools %}"
+    "{{- '<|im_start|>system\\n' }}"
+    "{%- if messages and messages[0].role == 'system' %}{{- messages[0].content + '\\n\\n' }}{%- endif %}"
+    "{{- '# Tools\\n\\nYou may call one or more functions. Their signatures are inside <tools></tools>:\\n<tools>' }}"
+    "{%- for tool in tools %}{{- '\\n' + (tool | tojson) }}{%- endfor %}"
+    "{{- '\\n</tools>\\n\\nFor each call, return a JSON object inside <tool_call></tool_call> tags:\\n' }}"
+    '{{- \'<tool_call>\\n{"name": <function-name>, "arguments": <args-json-object>}\\n</tool_call><|im_end|>\\n\' }}'
+    "{%- elif messages and messages[0].role == 'system' %}"
+    "{{- '<|im_start|>system\\n' + messages[0].content + '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- for message in messages %}"
+    "{%- if message.role == 'system' and loop.first %}"
+    "{%- elif message.role == 'assistant' %}"
+    "{{- '<|im_start|>assistant\\n' }}{%- generation %}"
+    "{{- message.content or '' }}"
+    "{%- for call in message.tool_calls or [] %}{%- set fn = call.function or call %}"
+    '{{- \'<tool_call>\\n{"name": "\' + fn.name + \'", "arguments": \' }}'
+    "{%- if fn.arguments is string %}{{- fn.arguments }}{%- else %}{{- fn.arguments | tojson }}{%- endif %}"
+    "{{- '}\\n</tool_call>' }}{%- endfor %}"
+    "{{- '<|im_end|>' }}{%- endgeneration %}{{- '\\n' }}"
+    "{%- elif message.role == 'tool' %}"
+    "{{- '<|im_start|>user\\n<tool_response>\\n' + message.content + '\\n</tool_response><|im_end|>\\n' }}"
+    "{%- else %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+)
+
+
+def repogym_source(limit_chars: int = 2_000_000) -> list[str]:
+    """repogym's own Python source: always present, real code, small (the tests' tokenizer corpus)."""
+    root = Path(__file__).resolve().parents[1]
+    texts, total = [], 0
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        texts.append(text)
+        total += len(text)
+        if total >= limit_chars:
+            break
+    return texts
+
+
+def build_tokenizer(vocab_size: int = 4096, texts: Iterable[str] | None = None) -> Any:
+    """A byte-level BPE trained on `texts` (default: repogym's own source), as a transformers fast tokenizer."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    core = Tokenizer(models.BPE())
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=list(SPECIAL_TOKENS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    core.train_from_iterator(repogym_source() if texts is None else texts, trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        bos_token=None,
+        unk_token=None,
+        additional_special_tokens=list(SPECIAL_TOKENS[1:]),
+        padding_side="left",  # decoder-only batches pad on the left so replies line up
+    )
+    tokenizer.chat_template = CHAT_TEMPLATE
+    return tokenizer
+
+
+def load_tokenizer(model_dir: str | Path) -> Any:
+    """The folder's tokenizer, read from tokenizer.json as written (see DESIGN.md's pitfall with qwen2 folders)."""
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    folder = Path(model_dir)
+    if (folder / "tokenizer.json").exists():
+        return PreTrainedTokenizerFast.from_pretrained(folder)
+    return AutoTokenizer.from_pretrained(folder)
