@@ -45,6 +45,7 @@ def test_a_round_runs_every_stage_and_resumes_after_a_crash(tiny_model, sample_t
     done_before = json.loads((tmp_path / "fw" / STATE_FILE).read_text())["stages"]
     assert sorted(done_before) == ["baseline", "round-0/rollout", "round-0/sft_data"]
     assert done_before["round-0/sft_data"]["gold"] == 2, "round 0 fine-tunes on the gold demonstrations"
+    assert (tmp_path / "fw" / "round-0" / "sft.jsonl").is_file()
 
     lines: list[str] = []
     (row,) = run_flywheel(config, 1, sft=run_sft, notify=lines.append)

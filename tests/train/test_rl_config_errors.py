@@ -69,7 +69,7 @@ def test_no_tasks(run, tmp_path):
 
 
 def test_base_model_that_is_not_a_model(run, tmp_path, tiny_model):
-    fails(run("base_model=Qwen2.5-Coder-32B"), "base_model", "not a folder here", "repogym.train.tiny")
+    fails(run("base_model=Qwen2.5-Coder-32B"), "base_model", "does not exist", "repogym model init --tiny")
     not_model = tmp_path / "not-a-model"
     not_model.mkdir()
     fails(run(f"base_model={not_model}"), "base_model", "no config.json")
@@ -96,7 +96,7 @@ def test_a_second_run_into_the_same_output_dir_needs_resume(run, tmp_path):
     checkpoint.mkdir(parents=True)
     for name in ("trainer_state.json", "optimizer.pt", "scheduler.pt"):
         (checkpoint / name).write_text("{}")
-    fails(run(), "output_dir", "step 3", "--resume")
+    fails(run(), "output_dir", "checkpoint-3", "--resume")
 
 
 def test_cli_exits_2_with_one_line_and_no_traceback(run, tmp_path, examples_dir, tiny_model, toy_tasks_file):

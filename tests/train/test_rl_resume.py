@@ -33,6 +33,10 @@ def command(config: Path, *extra: str) -> list[str]:
     return [str(Path(sys.executable).with_name("repogym")), "train", "rl", str(config), *extra]
 
 
+#: One torch thread, as in this test process (conftest's one_torch_thread): the same arithmetic.
+ONE_THREAD = {**os.environ, "OMP_NUM_THREADS": "1"}
+
+
 def rows_by_step(output_dir: Path) -> dict[int, dict]:
     rows = [json.loads(line) for line in (output_dir / "metrics.jsonl").read_text().splitlines()]
     steps = [row["step"] for row in rows if "reward" in row]

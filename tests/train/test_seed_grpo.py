@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,7 +28,7 @@ def test_seed_yaml_runs_two_grpo_steps_on_the_sample_tasks(
             "grpo.beta=0.04",  # a KL term to the starting model, so the run also logs `kl`
             "--json",
         ],
-        capture_output=True, text=True, timeout=1200,
+        capture_output=True, text=True, timeout=1200, env={**os.environ, "OMP_NUM_THREADS": "1"},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-4000:]
     summary = json.loads(done.stdout)

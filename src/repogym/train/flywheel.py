@@ -5,10 +5,11 @@ round k, with policy P (the base model in round 0, the previous round's GRPO res
 
 1. rollout: P on the train tasks (`env.task_set`), `flywheel.attempts` sampled attempts each
    (`repogym.rollout`, in env.mode) -> round-k/rollout/;
-2. SFT data: the resolved attempts (rejection sampling; duplicates dropped), plus in round 0 the
-   gold demonstrations (agentless: SWE-RL answers built from the gold patches; agent: the
-   `scripted:gold` policy's tool calls), each checked to resolve -> round-k/sft.jsonl;
-3. SFT: P -> round-k/sft/ (`run_sft`);
+2. SFT data (`repogym data sft`'s library function): the resolved attempts (rejection sampling;
+   duplicates dropped), plus in round 0 the gold demonstrations (agentless: SWE-RL answers built
+   from the gold patches, in env.options' context; agent: the `scripted:gold` policy's tool
+   calls) -> round-k/sft.jsonl;
+3. SFT: P -> round-k/sft/ (`repogym train sft`'s library function);
 4. GRPO: round-k/sft -> round-k/grpo/ (`repogym.train.grpo.train_rl`, flywheel.grpo_steps steps);
 5. eval: round-k/grpo on the held-out tasks -> the round's resolve rate (`evaluate_policy`).
 
@@ -31,9 +32,10 @@ from typing import Any
 from repogym.config import RunConfig
 from repogym.dataset import load_tasks
 from repogym.errors import ConfigError
-from repogym.files import write_json, write_jsonl
+from repogym.files import write_json
 from repogym.train.flywheel_seams import evaluate_policy, run_sft
-from repogym.train.rl_checks import check_env_options, check_model_folder, check_numbers
+from repogym.train.model import check_model_folder
+from repogym.train.rl_checks import check_env_options, check_numbers
 from repogym.train.rl_tasks import load_task_set, machine_workers, reward_for
 
 Notify = Callable[[str], None]
@@ -188,76 +190,24 @@ def _rollout(config: RunConfig, policy: str, out: Path, round_index: int) -> dic
 
 
 def _sft_data(config: RunConfig, folder: Path, with_gold: bool) -> dict[str, Any]:
-    """Resolved attempts (+ gold in round 0), deduplicated, written to folder/sft.jsonl."""
-    from repogym.rollout.store import load_trajectories
+    """`repogym data sft`: the resolved attempts (+ gold in round 0), deduplicated -> folder/sft.jsonl."""
+    from repogym.train.sft_data import SFTDataOptions, build_sft_data, write_sft_data
 
-    rows, seen = [], set()
-    sources = {"resolved": [t for t in load_trajectories(folder / "rollout") if t.resolved], "gold": []}
-    if with_gold:
-        sources["gold"] = gold_demonstrations(config, folder / "gold")
-    counts = {}
-    for source, trajectories in sources.items():
-        counts[source] = 0
-        for trajectory in trajectories:
-            key = json.dumps(trajectory.messages, sort_keys=True)
-            if key in seen:
-                continue
-            seen.add(key)
-            rows.append({"messages": trajectory.messages, "tools": trajectory.tools, "source": source})
-            counts[source] += 1
-    if not rows:
+    options = config.env.options
+    data_options = SFTDataOptions(
+        gold=config.env.mode, context=options.get("context", "files"), window_lines=options.get("window_lines", 3),
+        localize=options.get("localize", "oracle"), sandbox=config.env.sandbox, jobs=max(2, machine_workers()),
+    )  # fmt: skip
+    sources = [folder / "rollout", *([Path(config.env.task_set)] if with_gold else [])]
+    data = build_sft_data(sources, data_options, folder / "sft.jsonl")
+    if not data.rows:
         raise ConfigError(
             f"{folder}: no resolved attempt to fine-tune on (the policy resolved nothing and there are no gold "
             "demonstrations after round 0); raise flywheel.attempts or start from a stronger base_model"
         )
-    write_jsonl(folder / "sft.jsonl", rows)
-    return {"rows": len(rows), **counts}
-
-
-def gold_demonstrations(config: RunConfig, out: Path) -> list[Any]:
-    """Resolved gold demonstrations of the train tasks in the run's mode (see the module docstring)."""
-    from repogym.agent.policies import PolicyConfig
-    from repogym.rollout.run import RolloutConfig, run_rollout
-    from repogym.rollout.store import load_trajectories
-
-    if config.env.mode == "agent":
-        rollout = RolloutConfig(
-            tasks=config.env.task_set, policy=PolicyConfig(spec="scripted:gold"), out=str(out),
-            jobs=max(2, machine_workers()), sandbox=config.env.sandbox, env_options=dict(config.env.options),
-        )  # fmt: skip
-        run_rollout(rollout)
-        return [t for t in load_trajectories(out) if t.resolved]
-    return agentless_gold(config)
-
-
-def agentless_gold(config: RunConfig) -> list[Any]:
-    """Each train task's prompt and SWE-RL answer from its gold patch, kept only if the env resolves it."""
-    import repogym.env
-    from repogym.agent.trajectory import AttemptOutcome, Trajectory
-    from repogym.patches import PatchError
-    from repogym.search_replace import answer_from_patch
-
-    tasks, found = load_tasks(config.env.task_set), []
-    for task in tasks:
-        env = repogym.env.make(task.instance_id, tasks, mode="agentless", sandbox=config.env.sandbox,
-                               **config.env.options)  # fmt: skip
-        try:
-            observation, info = env.reset()
-            answer = answer_from_patch(task.patch, info["code_context"])
-            _, _, _, _, result = env.step(answer)
-        except PatchError:
-            continue  # the gold patch cannot be written as SEARCH/REPLACE blocks
-        finally:
-            env.close()
-        if result["grade"] is not None and result["grade"].resolved:
-            messages = [
-                {"role": "user", "content": str(observation)},
-                {"role": "assistant", "content": answer},
-            ]
-            found.append(
-                Trajectory(task.instance_id, 0, "gold", messages, AttemptOutcome.SUBMITTED, resolved=True)
-            )
-    return found
+    write_sft_data(data, folder / "sft.jsonl")
+    resolved = sum(report.kept for report in data.reports if report.kind == "rollout")
+    return {"rows": len(data.rows), "resolved": resolved, "gold": len(data.rows) - resolved}
 
 
 def _grpo(config: RunConfig, base_model: str, out: Path, notify: Notify) -> dict[str, Any]:

@@ -41,12 +41,8 @@ from repogym.config import RunConfig, config_to_dict
 from repogym.errors import ConfigError
 from repogym.files import write_json
 from repogym.train.metrics import METRICS_FILE, MetricsJsonlCallback, drop_rows_after, read_metrics
-from repogym.train.rl_checks import (
-    check_env_options,
-    check_model_folder,
-    check_numbers,
-    load_checked_tokenizer,
-)
+from repogym.train.model import check_model_folder
+from repogym.train.rl_checks import check_env_options, check_numbers, load_checked_tokenizer
 from repogym.train.rl_metrics import DropAbstained, PhaseTimer, StepClock
 from repogym.train.rl_reward import SandboxReward, agent_scorer, agentless_scorer
 from repogym.train.rl_tasks import TaskEnvs, machine_workers, reward_for
@@ -212,37 +208,22 @@ class RepogymGRPOTrainer(GRPOTrainer):  # type: ignore[misc]
 # -- checkpoints and resuming -----------------------------------------------------------------------
 
 
-def complete_checkpoints(out: Path) -> list[Path]:
-    """checkpoint-N folders whose save finished (transformers writes trainer_state.json last), by step."""
-    found = []
-    for folder in out.glob("checkpoint-*"):
-        state = folder / "trainer_state.json"
-        if not folder.name.removeprefix("checkpoint-").isdigit() or not state.is_file():
-            continue
-        try:
-            json.loads(state.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue  # killed while writing it
-        if (folder / "optimizer.pt").is_file() and (folder / "scheduler.pt").is_file():
-            found.append(folder)
-    return sorted(found, key=_checkpoint_step)
-
-
 def resume_point(out: Path, config: RunConfig, resume: bool, notify: Notify) -> Path | None:
-    """The checkpoint to continue from (None: start at step 0); refuses to mix two runs in one folder."""
-    checkpoints = complete_checkpoints(out) if out.is_dir() else []
+    """The checkpoint to continue from (None: start at step 0); refuses to mix two runs in one folder.
+
+    `repogym.train.checkpoints` (shared with SFT) finds the newest complete checkpoint and clears
+    those a kill cut short; a resumed run must also keep the settings that define it.
+    """
+    from repogym.train.checkpoints import resume_point as newest_complete
+
+    if resume:
+        _check_same_run(out, config)
+    latest = newest_complete(out, resume) if out.is_dir() else None
     if not resume:
-        if checkpoints:
-            raise ConfigError(
-                f"output_dir: {out} already holds a run (checkpoints up to step {_checkpoint_step(checkpoints[-1])}); "
-                "pass --resume to continue it, or set output_dir to a new folder"
-            )
         return None  # the metrics callback starts metrics.jsonl afresh at step 0
-    _check_same_run(out, config)
-    if not checkpoints:
+    if latest is None:
         notify(f"--resume: no finished checkpoint in {out} yet; starting at step 0")
         return None
-    latest = checkpoints[-1]
     dropped = drop_rows_after(out / METRICS_FILE, _checkpoint_step(latest))
     notify(
         f"resuming from {latest.name} (step {_checkpoint_step(latest)}; {dropped} later metrics row(s) dropped)"

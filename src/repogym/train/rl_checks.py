@@ -1,7 +1,8 @@
 """Checks a GRPO run makes before it trains: each wrong setting is a ConfigError naming the key and the fix.
 
-They run in order of cost (numbers, then the model folder, then the reward, then the tasks and
-their sandboxes), so a typo fails in a second, never after an hour of environment builds.
+They run in order of cost (numbers, then the model folder (`repogym.train.model.check_model_folder`,
+shared with SFT), then the reward, then the tasks and their sandboxes), so a typo fails in a
+second, never after an hour of environment builds.
 """
 
 from __future__ import annotations
@@ -56,25 +57,6 @@ def check_env_options(config: RunConfig) -> None:
         if key in config.env.options:
             raise ConfigError(f"env.options.{key}: set env.{key} instead")
     validate_config({"mode": config.env.mode, **config.env.options}, EnvOptions, source="env.options")
-
-
-def check_model_folder(path: str, key: str = "base_model") -> Path:
-    """A folder transformers can load a causal LM from (config.json and weights); no hub downloads here."""
-    if not path:
-        raise ConfigError(f"{key}: not set; give {_MAKE_ONE}")
-    folder = Path(path)
-    if not folder.is_dir():
-        raise ConfigError(
-            f"{key}: {path!r} is not a folder here (models are never downloaded at run time); give {_MAKE_ONE}"
-        )
-    if not (folder / "config.json").is_file():
-        raise ConfigError(f"{key}: {path} has no config.json, so it is not a model folder; give {_MAKE_ONE}")
-    if not any((folder / name).is_file() for name in _WEIGHTS):
-        raise ConfigError(
-            f"{key}: {path} has a config.json but no weights ({', '.join(_WEIGHTS[:2])}); save the model with "
-            "save_pretrained, or give another folder"
-        )
-    return folder
 
 
 def load_checked_tokenizer(folder: Path, mode: str, key: str = "base_model") -> Any:
