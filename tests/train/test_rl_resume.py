@@ -66,7 +66,7 @@ def test_sigkill_then_resume_ends_at_the_step_count_with_nothing_lost(tiny_model
 
     killed_dir = tmp_path / "killed"
     process = subprocess.Popen(
-        command(config("killed")), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        command(config("killed")), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ONE_THREAD
     )
     deadline = time.monotonic() + 600
     while not finished_checkpoints(killed_dir) and process.poll() is None and time.monotonic() < deadline:
@@ -78,7 +78,7 @@ def test_sigkill_then_resume_ends_at_the_step_count_with_nothing_lost(tiny_model
     assert kept and kept[-1] < STEPS
 
     resumed = subprocess.run(
-        command(config("killed"), "--resume"), capture_output=True, text=True, timeout=900
+        command(config("killed"), "--resume"), capture_output=True, text=True, timeout=900, env=ONE_THREAD
     )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"resuming from checkpoint-{kept[-1]}" in resumed.stderr
