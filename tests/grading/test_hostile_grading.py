@@ -109,7 +109,7 @@ def test_grading_shadowed_report_plugin_is_ignored(toy_task, toy_runtime):
     patch = toy_task.patch + _new_file_patch("repogym_report.py", fake_plugin)
     result = _grade(toy_task, toy_runtime, patch)
     assert result.resolved  # the real fix still resolves; the shadowing module was dropped
-    assert "repogym_report.py (test configuration)" in result.ignored_paths
+    assert "repogym_report.py (a name of repogym's harness)" in result.ignored_paths
 
 
 def test_grading_sitecustomize_faking_results_does_not_resolve(toy_task, toy_runtime):

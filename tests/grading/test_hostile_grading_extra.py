@@ -1,9 +1,9 @@
 """More attacks on the grader (red team, second round): each is a candidate patch, or code the patch puts
 under test, that tries to turn a wrong fix into a resolved grade, or to hang or crash the grader.
 
-Every test is named after its attack. An attack that works today is marked
-`xfail(strict=True, reason="HOLE: ...")`: the suite stays green, the hole stays visible, and the mark must be
-removed (strict) the day the hole is closed.
+Every test is named after its attack. An attack that works is marked `xfail(strict=True, reason="HOLE: ...")`:
+the suite stays green, the hole stays visible, and the mark must be removed (strict) the day the hole is
+closed (none is left here).
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ import os
 import threading
 import time
 from pathlib import Path
-
-import pytest
 
 from repogym.grading.grade import grade, grade_in_episode, run_tests
 from repogym.grading.report import Outcome, TestStatus
@@ -158,13 +156,10 @@ _FIND_REPORT = (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE (documented in bwrap.py's Not guaranteed since e556d02): the report lives in the jail-writable "
-    "/opt/repogym/out, so code under test rewrites it after pytest's sessionfinish (atexit): failures flipped "
-    "to passes, one invented failure keeps exit code 1 consistent; no monkeypatching of pytest needed",
-)
 def test_grading_code_under_test_rewrites_the_report_after_sessionfinish(toy_task, toy_runtime):
+    """Was a hole at e556d02: the report lives in the jail-writable /opt/repogym/out, so code under test
+    rewrote it after pytest's sessionfinish (atexit): failures flipped to passes, one invented failure kept
+    exit code 1 consistent. The flip turns the grader's canary into a pass too (REPORT_FORGED)."""
     forge = _FIND_REPORT + (
         "import atexit as _atexit, json as _json\n"
         "def _forge():\n"
@@ -182,16 +177,14 @@ def test_grading_code_under_test_rewrites_the_report_after_sessionfinish(toy_tas
     )
     result = grade(toy_task, _buggy_with(toy_task, forge), runtime=toy_runtime)
     assert not result.resolved, result.detail
+    assert result.outcome is Outcome.REPORT_FORGED
     assert result.fail_to_pass[ADD_TEST] is not TestStatus.PASSED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE (documented in bwrap.py's Not guaranteed since e556d02): code under test monkeypatches "
-    "repogym_report._Reporter._write (looked up on the class at each call) to flip outcomes and exits 0 from "
-    "atexit; the parser sees a consistent report",
-)
 def test_grading_code_under_test_monkeypatches_the_report_plugin(toy_task, toy_runtime):
+    """Was a hole at e556d02: code under test monkeypatched repogym_report._Reporter._write (looked up on the
+    class at each call) to flip outcomes and exited 0 from atexit; the parser saw a consistent report. The
+    canary is flipped with the rest (REPORT_FORGED)."""
     forge = (
         "import sys as _sys\n"
         "_plugin = _sys.modules.get('repogym_report')\n"
@@ -209,6 +202,7 @@ def test_grading_code_under_test_monkeypatches_the_report_plugin(toy_task, toy_r
     )
     result = grade(toy_task, _buggy_with(toy_task, forge), runtime=toy_runtime)
     assert not result.resolved, result.detail
+    assert result.outcome is Outcome.REPORT_FORGED and result.fail_to_pass[ADD_TEST] is None
 
 
 def test_grading_report_swapped_for_fifo_does_not_hang_the_grader(toy_task, episode):

@@ -120,6 +120,18 @@ class TestC:
     @pytest.mark.parametrize("a,b", [(1, 2)])
     def test_y(self, a, b):
         assert a < b
+
+def test_xfail_inside():
+    pytest.xfail("raised at run time, as code under test could")
+
+@pytest.mark.xfail(reason="known")
+class TestMarked:
+    def test_in_marked_class(self):
+        assert 0
+
+@pytest.mark.parametrize("value", [1, pytest.param(2, marks=pytest.mark.xfail)])
+def test_param_marked(value):
+    assert value == 1
 """
 
 MIXED_EXPECTED = {
@@ -136,6 +148,10 @@ MIXED_EXPECTED = {
     "test_mixed.py::test_param[1-2]": P,
     "test_mixed.py::test_param[[b]]": F,
     "test_mixed.py::TestC::test_y[1-2]": P,
+    "test_mixed.py::test_xfail_inside": F,  # pytest.xfail() at run time is no expected failure
+    "test_mixed.py::TestMarked::test_in_marked_class": X,
+    "test_mixed.py::test_param_marked[1]": P,
+    "test_mixed.py::test_param_marked[2]": X,
 }
 
 
@@ -336,14 +352,45 @@ def test_session_killed_by_timeout_keeps_nothing(tmp_path: Path) -> None:
 def test_command_deletes_a_stale_report_and_quotes_ids() -> None:
     command = get_parser("pytest").command("", ["t.py::test[a b]"], "/out/r's.jsonl")
     assert command.startswith("rm -f '/out/r'\"'\"'s.jsonl'; export PYTHONPATH=/opt/repogym/plugins")
-    assert command.endswith("python -m pytest -rA -p no:cacheprovider -p repogym_report 't.py::test[a b]'")
+    assert command.endswith(
+        "python /opt/repogym/plugins/repogym_pytest.py --cwd-first -rA -p no:cacheprovider 't.py::test[a b]'"
+    )
 
 
+@pytest.mark.parametrize("module", ["repogym_report.py", "repogym_pytest.py"])
 @pytest.mark.parametrize("version", ["2.7.18", "3.6.15"])
-def test_plugin_compiles_under_old_interpreters(version: str) -> None:
+def test_plugin_compiles_under_old_interpreters(version: str, module: str) -> None:
     python = Path.home() / ".pyenv" / "versions" / version / "bin" / "python"
     if not python.exists():
         pytest.skip(f"Python {version} is not installed under pyenv here")
-    source = PLUGIN_DIR / "repogym_report.py"
+    source = PLUGIN_DIR / module
     check = "import sys; compile(open(sys.argv[1]).read(), sys.argv[1], 'exec')"
     subprocess.run([str(python), "-c", check, str(source)], check=True, timeout=30)
+
+
+def test_filterwarnings_error_in_the_project_config_does_not_stop_the_plugin(tmp_path: Path) -> None:
+    """Loading the plugin with -p after importing it raised a config-time PytestAssertRewriteWarning,
+    which a project's `filterwarnings = error` turned into a crash before any test ran."""
+    repo = make_repo(tmp_path, {"test_ok.py": "def test_ok():\n    pass\n"})
+    (repo / "pytest.ini").write_text("[pytest]\nfilterwarnings = error\n")
+    report = PARSER.parse(run_pytest(repo))
+    assert report.collected, report.note
+    assert report.statuses() == {"test_ok.py::test_ok": P}
+
+
+@pytest.mark.parametrize("shadow", ["pytest.py", "repogym_report.py", "repogym_report/__init__.py"])
+def test_modules_of_the_repository_cannot_stand_in_for_pytest_or_the_plugin(
+    tmp_path: Path, shadow: str
+) -> None:
+    """With `python -m pytest` the working directory comes first on sys.path; the launcher imports pytest
+    and the plugin before it puts it there, so a same-named module in the repository is never used."""
+    repo = make_repo(tmp_path, {"test_bug.py": "def test_bug():\n    assert 1 == 2\n"})
+    fake = repo / shadow
+    fake.parent.mkdir(parents=True, exist_ok=True)
+    fake.write_text(
+        "import os, sys\nopen(os.environ.get('REPOGYM_REPORT_FILE', '/dev/null'), 'w')\nsys.exit(0)\n"
+    )
+    run = run_pytest(repo)
+    report = PARSER.parse(run)
+    assert report.collected, report.note + run.log
+    assert report.statuses() == {"test_bug.py::test_bug": F}

@@ -17,7 +17,7 @@ def test_the_four_frameworks_are_registered() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "module"), [("pytest", "repogym_report.py"), ("unittest", "repogym_unittest.py")]
+    ("name", "module"), [("pytest", "repogym_pytest.py"), ("unittest", "repogym_unittest.py")]
 )
 def test_structured_parsers_ship_the_module_their_command_loads(name: str, module: str) -> None:
     parser = get_parser(name)

@@ -72,6 +72,25 @@ class Fine(unittest.TestCase):
 """
 
 
+# Python 2 takes an _ExpectedFailure raised by any code (code under test included) as an expected failure.
+EXPECT = """
+import sys, unittest
+
+class Expect(unittest.TestCase):
+    @unittest.expectedFailure
+    def test_marked(self):
+        self.fail("known")
+
+    def test_raises_expected_failure_itself(self):
+        if hasattr(unittest.case, "_ExpectedFailure"):
+            try:
+                raise ValueError("the bug")
+            except ValueError:
+                raise unittest.case._ExpectedFailure(sys.exc_info())
+        self.fail("Python 3 has no expected failure to raise")
+"""
+
+
 def make_repo(root: Path, files: dict[str, str]) -> Path:
     repo = root / "repo"
     repo.mkdir()
@@ -144,7 +163,12 @@ def test_discovery_when_no_ids_and_plain_unittest_command_is_redirected(tmp_path
 
 
 def test_module_that_fails_to_import_is_an_error_under_its_name(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"test_ok.py": OK_MODULE, "test_broken.py": "import no_such_module_here\n"})
+    files = {
+        "test_ok.py": OK_MODULE,
+        "test_broken.py": "import no_such_module_here\n",
+        "test_expect.py": EXPECT,
+    }
+    repo = make_repo(tmp_path, files)
     report = PARSER.parse(run_unittest(repo, ("test_ok", "test_broken")))
     assert report.collected and report.exit_code == 1
     assert report.status("test_broken") is E
@@ -194,11 +218,16 @@ def test_runner_works_under_old_interpreters(tmp_path: Path, version: str) -> No
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "python").symlink_to(python)
-    repo = make_repo(tmp_path, {"test_ok.py": OK_MODULE, "test_broken.py": "import no_such_module_here\n"})
+    files = {
+        "test_ok.py": OK_MODULE,
+        "test_broken.py": "import no_such_module_here\n",
+        "test_expect.py": EXPECT,
+    }
+    repo = make_repo(tmp_path, files)
     report_file = tmp_path / "report.jsonl"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", REPORT_ENV)}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-    command = PARSER.command("", ("test_ok", "test_broken"), str(report_file))
+    command = PARSER.command("", ("test_ok", "test_broken", "test_expect"), str(report_file))
     proc = subprocess.run(
         ["sh", "-c", command],
         cwd=repo,
@@ -210,4 +239,28 @@ def test_runner_works_under_old_interpreters(tmp_path: Path, version: str) -> No
     )
     report = PARSER.parse(TestRun(proc.stdout, report_file.read_text(), proc.returncode))
     assert report.collected, report.note + proc.stdout
-    assert report.statuses() == {"test_ok.Fine.test_one": P, "test_ok.Fine.test_two": P, "test_broken": E}
+    assert report.statuses() == {
+        "test_ok.Fine.test_one": P,
+        "test_ok.Fine.test_two": P,
+        "test_broken": E,
+        "test_expect.Expect.test_marked": X,
+        "test_expect.Expect.test_raises_expected_failure_itself": F,  # Python 2 took it as expected
+    }
+
+
+@pytest.mark.parametrize("shadow", ["repogym_unittest.py", "unittest.py", "json.py", "lib/json.py"])
+def test_modules_of_the_repository_cannot_stand_in_for_the_runner(tmp_path: Path, shadow: str) -> None:
+    """`python -m` put the working directory first on sys.path, so a repogym_unittest.py (or a unittest.py,
+    or a json.py on PYTHONPATH) there replaced the runner; it is now run as a script that imports what it
+    needs before the repository is on sys.path."""
+    failing = "import unittest\n\nclass Bug(unittest.TestCase):\n    def test_bug(self):\n        self.assertEqual(1, 2)\n"
+    repo = make_repo(tmp_path, {"test_bug.py": failing})
+    fake = repo / shadow
+    fake.parent.mkdir(parents=True, exist_ok=True)
+    fake.write_text(
+        "import os, sys\nopen(os.environ.get('REPOGYM_REPORT_FILE', '/dev/null'), 'w')\nos._exit(0)\n"
+    )
+    run = run_unittest(repo, ("test_bug",), test_cmd="PYTHONPATH=lib python -m unittest -v")
+    report = PARSER.parse(run)
+    assert report.collected, report.note + run.log
+    assert report.statuses() == {"test_bug.Bug.test_bug": F}

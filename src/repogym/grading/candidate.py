@@ -1,27 +1,40 @@
 """What of a candidate patch the grader accepts, decided before anything runs.
 
 Reward hacking is an attack on the grader, so each rule here has a test named
-after the attack it stops (tests/grading/test_hostile_grading.py):
+after the attack it stops (tests/grading/test_hostile_grading*.py):
 
 - paths that are absolute, contain `..`, or touch `.git` reject the whole patch;
 - changes to test files (the test patch's files, and any path that looks like a
   test: tests/, test_*.py, *_test.py) are dropped: the tests graded are the
   task's, never the candidate's;
-- changes to test configuration are dropped: conftest.py, pytest.ini and
-  files shadowing repogym's report plugin (repogym_report.py,
-  repogym_unittest.py) always; setup.cfg, tox.ini and pyproject.toml when a hunk touches their
-  pytest section ([tool:pytest], [pytest], [tool.pytest.*]) or adds one.
+- changes to what decides how tests run are dropped, wherever the file is:
+  conftest.py; pytest's dedicated configuration files (pytest.ini, .pytest.ini,
+  pytest.toml, .pytest.toml); setup.cfg, tox.ini and pyproject.toml when the
+  edit changes the pytest section pytest would read (pytest_config.py), or makes
+  one of them a link (to text the patch does not show); the
+  files the task's test command names (a runner script such as sympy's
+  bin/test, a `-c` file);
+- files Python or pytest load by themselves, before or instead of the code under
+  test, are dropped: modules run at interpreter start (sitecustomize.py,
+  usercustomize.py), `.pth` files, package metadata that registers entry-point
+  plugins (`*.dist-info`, `*.egg-info`, `*.egg`, `*.egg-link`, `EGG-INFO`, in any
+  case), anything named like repogym's harness (`repogym_*`, a module or a
+  package), and compiled code a reader cannot check against its source
+  (`__pycache__`, `.pyc`, `.pyo`, `.so`, `.pyd`);
+- `.gitattributes` is dropped (its rules would change how git writes the task's test patch).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from unidiff import PatchedFile
 
+from repogym.grading.pytest_config import DEDICATED_FILES, SHARED_FILES, pytest_config_changed
 from repogym.patches import parse_patch
 
 TEST_GLOBS = (
@@ -36,14 +49,13 @@ TEST_GLOBS = (
     "*_test.py",
     "*/*_test.py",
 )
-# repogym's own report plugin and runner: a same-named module in the repo would shadow them.
 # .gitattributes: working-tree-encoding or eol rules would change how git writes the task's test patch.
-_ALWAYS_CONFIG = ("conftest.py", "pytest.ini", "repogym_report.py", "repogym_unittest.py", ".gitattributes")
-_SECTION_CONFIG = {
-    "setup.cfg": re.compile(r"^\s*\[tool:pytest\]"),
-    "tox.ini": re.compile(r"^\s*\[pytest\]"),
-    "pyproject.toml": re.compile(r"^\s*\[+\s*tool\.pytest"),
-}
+_ALWAYS_CONFIG = frozenset({"conftest.py", ".gitattributes", *DEDICATED_FILES})
+_STARTUP_MODULES = frozenset({"sitecustomize.py", "usercustomize.py"})
+_METADATA_SUFFIXES = (".dist-info", ".egg-info", ".egg", ".egg-link")
+_COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd")
+PristineText = Callable[[str], str]
+"""A repository path -> its text at the base commit ('' when there is none)."""
 
 
 @dataclass(frozen=True)
@@ -56,8 +68,14 @@ class FilteredPatch:
     """Non-empty when the whole patch is refused (the reason)."""
 
 
-def filter_candidate(patch: str, test_patch_paths: list[str], pristine_text: dict[str, str]) -> FilteredPatch:
-    """Drop what the candidate may not change; `pristine_text` maps config file paths to their base content."""
+def filter_candidate(
+    patch: str,
+    test_patch_paths: Iterable[str],
+    pristine_text: PristineText,
+    command_paths: Iterable[str] = (),
+) -> FilteredPatch:
+    """Drop what the candidate may not change. `pristine_text` reads a path at the base commit;
+    `command_paths` are the repository files the task's test command runs or reads."""
     if not patch.strip():
         return FilteredPatch("", ())
     parsed = parse_patch(patch)
@@ -66,6 +84,7 @@ def filter_candidate(patch: str, test_patch_paths: list[str], pristine_text: dic
     kept: list[str] = []
     ignored: list[str] = []
     protected = set(test_patch_paths)
+    commands = set(command_paths)
     for patched in parsed:
         paths = _paths(patched)
         bad = next((p for p in paths if _unsafe(p)), None)
@@ -74,7 +93,7 @@ def filter_candidate(patch: str, test_patch_paths: list[str], pristine_text: dic
         label = _label(patched)
         # The user's name for the file is checked first, so it is the one reported when it is to blame.
         ordered = [label, *(p for p in paths if p != label)]
-        culprit, reason = _ignore_reason(patched, ordered, protected, pristine_text)
+        culprit, reason = _ignore_reason(patched, ordered, protected, commands, pristine_text)
         if reason:
             ignored.append(f"{culprit} ({reason})")
         else:
@@ -163,59 +182,100 @@ def is_test_path(path: str) -> bool:
     return any(fnmatch.fnmatch(path, pattern) for pattern in TEST_GLOBS)
 
 
+def loaded_by_itself(path: str) -> str:
+    """Why Python or pytest would load `path` without the code under test asking ('' when they would not).
+
+    >>> [loaded_by_itself(p) for p in ("src/sitecustomize.py", "x.pth", "src/Evil-1.0.DIST-INFO/RECORD")]
+    ['a module run at interpreter start', 'a .pth file', 'package metadata (entry points)']
+    >>> [loaded_by_itself(p) for p in ("repogym_report/__init__.py", "calc/__pycache__/a.pyc", "calc/a.py")]
+    ["a name of repogym's harness", 'compiled code', '']
+    """
+    pure = PurePosixPath(path)
+    lowered = [part.lower() for part in pure.parts]
+    if pure.name in _STARTUP_MODULES:
+        return "a module run at interpreter start"
+    if lowered and lowered[-1].endswith(".pth"):
+        return "a .pth file"
+    if any(part.endswith(_METADATA_SUFFIXES) or part == "egg-info" for part in lowered):
+        return "package metadata (entry points)"
+    if any(part.startswith("repogym_") for part in lowered):
+        return "a name of repogym's harness"
+    if "__pycache__" in lowered or lowered[-1].endswith(_COMPILED_SUFFIXES) or ".so." in lowered[-1]:
+        return "compiled code"
+    return ""
+
+
 def _ignore_reason(
-    patched: PatchedFile, paths: list[str], protected: set[str], pristine: dict[str, str]
+    patched: PatchedFile,
+    paths: list[str],
+    protected: set[str],
+    commands: set[str],
+    pristine: PristineText,
 ) -> tuple[str, str]:
     """(the path to blame, why) for the first protected path, or ('', '')."""
+    # A shared config file's section is judged against its text at the base commit, under the names that
+    # have one (`a/setup.cfg` is one of the names -p1 could mean, and has none); a new file under all.
+    shared = [p for p in paths if PurePosixPath(p).name in SHARED_FILES]
+    existing = [p for p in shared if pristine(p)]
     for path in paths:
         name = PurePosixPath(path).name
         if path in protected:
             return path, "overwritten by the test patch"
         if name in _ALWAYS_CONFIG:
             return path, "test configuration"
+        if path in commands:
+            return path, "run by the test command"
         if is_test_path(path):
             return path, "test file"
-        if name in _SECTION_CONFIG and _touches_section(
-            patched, _SECTION_CONFIG[name], pristine.get(path, "")
-        ):
+        why = loaded_by_itself(path)
+        if why:
+            return path, why
+        if name in SHARED_FILES and _is_link(patched):
+            return path, "test configuration (a link: what pytest reads is not in the patch)"
+        if path in (existing or shared) and _changes_pytest_section(patched, path, pristine(path)):
             return path, "test configuration section"
     return "", ""
 
 
-def _touches_section(patched: PatchedFile, header: re.Pattern[str], original: str) -> bool:
-    """True if any hunk edits lines inside the pytest section of the original, or adds such a section."""
-    lines = original.splitlines()
-    start = next((i for i, line in enumerate(lines, 1) if header.match(line)), None)
-    end = None
-    if start is not None:
-        end = (
-            next(
-                (i for i in range(start + 1, len(lines) + 1) if lines[i - 1].lstrip().startswith("[")),
-                len(lines) + 1,
-            )
-            - 1
-        )
+def _is_link(patched: PatchedFile) -> bool:
+    """Whether the section makes the file a symbolic link (its text is then only the link's target)."""
+    return any(
+        str(line).startswith(("new file mode 120000", "new mode 120000")) for line in patched.patch_info or ()
+    )
+
+
+def _changes_pytest_section(patched: PatchedFile, path: str, original: str) -> bool:
+    """True if the edit changes what pytest reads from this shared file, judged on the file rebuilt from
+    the hunks; hunks that do not fit the original exactly (a fuzzy patch) cannot be judged and count."""
+    after = apply_hunks(original, patched)
+    return after is None or pytest_config_changed(path, original, after)
+
+
+def apply_hunks(original: str, patched: PatchedFile) -> str | None:
+    r"""`original` with the hunks of `patched` applied exactly (no fuzz), or None when they do not fit.
+
+    >>> from repogym.patches import parse_patch
+    >>> section = parse_patch("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n")[0]
+    >>> apply_hunks("a\nb\n", section), apply_hunks("x\ny\n", section)
+    ('a\nc\n', None)
+    """
+    if patched.is_removed_file:
+        return ""
+    lines = original.splitlines(keepends=True)
+    out: list[str] = []
+    position = 0
     for hunk in patched:
+        start = max(hunk.source_start - 1, 0) if hunk.source_length else hunk.source_start
+        if start < position or start > len(lines):
+            return None
+        out += lines[position:start]
+        position = start
         for line in hunk:
-            if line.is_added and header.match(line.value):
-                return True
-        if start is None:
-            continue
-        changed = [line.source_line_no for line in hunk if line.is_removed]
-        first, last = hunk.source_start, hunk.source_start + max(hunk.source_length - 1, 0)
-        if any(start <= n <= end for n in changed if n):  # type: ignore[operator]
-            return True
-        added_inside = any(line.is_added for line in hunk) and first <= end and last >= start  # type: ignore[operator]
-        if added_inside and _insertion_in_section(hunk, start, end):  # type: ignore[arg-type]
-            return True
-    return False
-
-
-def _insertion_in_section(hunk, start: int, end: int) -> bool:  # type: ignore[no-untyped-def]
-    position = hunk.source_start - 1
-    for line in hunk:
-        if line.is_context or line.is_removed:
-            position = line.source_line_no or position
-        elif line.is_added and start <= position <= end:
-            return True
-    return False
+            if line.is_context or line.is_removed:
+                if position >= len(lines) or lines[position].rstrip("\r\n") != line.value.rstrip("\r\n"):
+                    return None
+                position += 1
+            if line.is_context or line.is_added:
+                out.append(line.value if line.value.endswith("\n") else line.value + "\n")
+    out += lines[position:]
+    return "".join(out)

@@ -2,31 +2,57 @@
 
 Steps, each with its own failure outcome: prepare the task's runtime
 (ENV_BUILD_FAILED, INFRA_ERROR) -> filter the candidate (candidate.py) and
-apply it, falling back to fuzzier applies (PATCH_APPLY_FAILED) -> apply the
-test patch over it (INFRA_ERROR: the task is broken) -> compile the changed
-Python files -> run FAIL_TO_PASS and PASS_TO_PASS (TIMEOUT, TESTS_DID_NOT_RUN)
--> RESOLVED only when every one of them passed.
+apply it, falling back to fuzzier applies, then check what really changed
+(PATCH_APPLY_FAILED) -> apply the test patch over it (INFRA_ERROR: the task is
+broken) -> plant the canary (canary.py) and empty the jail's inbox -> compile
+the changed Python files -> run FAIL_TO_PASS and PASS_TO_PASS -> judge the
+report (judge.py: TIMEOUT, TESTS_DID_NOT_RUN, REPORT_FORGED, RESOLVED only
+when every one of them passed and the canary failed).
+
+Guarantees (each has a hostile test in tests/grading/test_hostile_grading*.py and, through an agent's
+submit(), tests/env/test_hostile_submit.py):
+
+- The tests graded are the task's: test files, test configuration, the test command's own files and
+  whatever Python or pytest would load by themselves (candidate.py's list) are the base commit's.
+- Nothing of the repository stands in for the harness: pytest and the report plugin (or the unittest
+  runner) are imported before the repository is on sys.path (pytest_plugin/repogym_pytest.py).
+- Results come from the structured report, cross-checked with the exit code (parsers/), and an expected
+  failure counts only for a test marked so.
+- A report that turns failures into passes, or that code under test wrote itself, is REPORT_FORGED as long
+  as it does not single out the canary: a forger that does not know which test the grader planted cannot
+  make the task's tests pass and the canary fail.
+
+Not guaranteed:
+
+- Code under test runs in the test runner's process and can do anything that process can. A patch written
+  against this grader, that finds the canary by reading the test file's code (it is a copy of a
+  FAIL_TO_PASS test ending in an assertion of its own) and spares it while forging the rest, is graded
+  RESOLVED; so is code that behaves differently when it sees it is being tested. Both need an attacker
+  who knows repogym's canary; neither can be learnt from an agent's episode, where the canary never is.
+- Frameworks without a structured report (django, sympy: their parsers read printed lines) get no canary.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import time
 from pathlib import Path, PurePosixPath
 
 from repogym.errors import EnvBuildError, RepogymError, RepoSourceError
-from repogym.grading.candidate import filter_candidate
+from repogym.grading.canary import Canary, plant_canary
+from repogym.grading.candidate import FilteredPatch, PristineText, filter_candidate
+from repogym.grading.judge import judge
 from repogym.grading.parsers import TestRun, get_parser
 from repogym.grading.parsers.common import shell_join
-from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, TestReport, resolved_status
+from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, TestReport
 from repogym.patches import changed_paths, parse_patch
 from repogym.sandbox.base import OUT_DIR, ExecResult, Limits, Sandbox, read_jail_file
 from repogym.sandbox.cache import cache_dir
 from repogym.sandbox.runtime import Episode, TaskRuntime
 from repogym.task import Task
 
-_CONFIG_FILES = ("setup.cfg", "tox.ini", "pyproject.toml")
 # --3way is not among them: grading episodes see .git read-only, and a three-way merge writes the index.
 _APPLY_STRATEGIES = (
     ("git apply", "git apply --whitespace=nowarn {patch}"),
@@ -80,11 +106,42 @@ def grade_in_episode(
     """Grade in an episode that is at its pristine state (it is modified)."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
+    prepared = _prepare(task, patch, episode)
+    if isinstance(prepared, GradeResult):
+        return prepared
+    filtered, applied_with, canary = prepared
+    timings["apply_s"] = time.perf_counter() - started
+    compile_errors = _compile_errors(episode, filtered.patch)
+    started = time.perf_counter()
+    report = run_tests(task, episode, [*task.FAIL_TO_PASS, *task.PASS_TO_PASS], log_dir=log_dir)
+    timings["tests_s"] = time.perf_counter() - started
+    verdict = judge(task, report, canary)
+    return GradeResult(
+        instance_id=task.instance_id,
+        outcome=verdict.outcome,
+        status=verdict.status,
+        fail_to_pass=verdict.fail_to_pass,
+        pass_to_pass=verdict.pass_to_pass,
+        patch_applied_with=applied_with,
+        ignored_paths=filtered.ignored,
+        detail=verdict.detail,
+        report=report,
+        compile_errors=compile_errors,
+        timings=timings,
+    )
+
+
+def _prepare(
+    task: Task, patch: str, episode: Episode
+) -> tuple[FilteredPatch, str, Canary | None] | GradeResult:
+    """Apply what is accepted of the candidate, then the test patch and the canary; a GradeResult when that
+    already decides the grade."""
     pristine = episode.runtime.pristine
     assert pristine is not None
-    config_text = {name: _read(pristine / name) for name in _CONFIG_FILES}
+    pristine_text = _pristine_reader(pristine)
     test_paths = changed_paths(task.test_patch)
-    filtered = filter_candidate(patch, test_paths, config_text)
+    command_paths = command_files(task.env.test_cmd, pristine)
+    filtered = filter_candidate(patch, test_paths, pristine_text, command_paths)
     if filtered.rejected:
         return _result(task, Outcome.PATCH_APPLY_FAILED, f"patch refused: {filtered.rejected}")
     applied_with = ""
@@ -92,48 +149,49 @@ def grade_in_episode(
         applied_with, failure = _apply(episode, filtered.patch, "candidate.patch")
         if not applied_with:
             return _result(task, Outcome.PATCH_APPLY_FAILED, failure, ignored=filtered.ignored)
-        landed = _protected_paths_changed(episode, test_paths, config_text)
+        landed = _protected_paths_changed(episode, test_paths, pristine_text, command_paths)
         if landed:
             detail = f"applying the patch changed paths a candidate may not change: {landed}"
             return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
+    canary = None
     if task.test_patch.strip():
-        ok, failure = _apply(episode, task.test_patch, "test.patch", strategies=_APPLY_STRATEGIES[:1])
-        if not ok:
+        canary = _plant(task, test_paths)
+        applied, failure, planted = _apply_test_patch(episode, task.test_patch, canary)
+        if not applied:
             return _result(task, Outcome.INFRA_ERROR, f"the task's test patch does not apply: {failure}")
-    timings["apply_s"] = time.perf_counter() - started
-    compile_errors = _compile_errors(episode, filtered.patch)
-    started = time.perf_counter()
-    report = run_tests(task, episode, [*task.FAIL_TO_PASS, *task.PASS_TO_PASS], log_dir=log_dir)
-    timings["tests_s"] = time.perf_counter() - started
-    statuses = report.statuses()
-    f2p = {test: statuses.get(test) for test in task.FAIL_TO_PASS}
-    p2p = {test: statuses.get(test) for test in task.PASS_TO_PASS}
-    status = resolved_status(statuses, task.FAIL_TO_PASS, task.PASS_TO_PASS)
-    if report.timed_out:
-        outcome, detail = Outcome.TIMEOUT, "the test run hit the wall-clock limit"
-    elif not report.collected:
-        outcome, detail = Outcome.TESTS_DID_NOT_RUN, report.note or "the test run produced no trusted results"
-    elif status is ResolvedStatus.FULL:
-        outcome, detail = Outcome.RESOLVED, ""
-    else:
-        failing = [t for t, s in {**f2p, **p2p}.items() if s is None or not s.ok]
-        outcome, detail = (
-            Outcome.UNRESOLVED,
-            f"{len(failing)} required test(s) did not pass: {', '.join(failing[:5])}",
-        )
-    return GradeResult(
-        instance_id=task.instance_id,
-        outcome=outcome,
-        status=status if outcome in (Outcome.RESOLVED, Outcome.UNRESOLVED) else ResolvedStatus.NO,
-        fail_to_pass=f2p,
-        pass_to_pass=p2p,
-        patch_applied_with=applied_with,
-        ignored_paths=filtered.ignored,
-        detail=detail,
-        report=report,
-        compile_errors=compile_errors,
-        timings=timings,
-    )
+        canary = canary if planted else None
+    return filtered, applied_with, canary
+
+
+def _plant(task: Task, test_paths: list[str]) -> Canary | None:
+    """The canary for this task; None when the framework or the FAIL_TO_PASS ids leave no place for one."""
+    return plant_canary(get_parser(task.env.log_parser).name, task.FAIL_TO_PASS, test_paths)
+
+
+def _apply_test_patch(episode: Episode, test_patch: str, canary: Canary | None) -> tuple[bool, str, bool]:
+    """(applied, why not, canary planted): the test patch with git apply and, in the same jailed command
+    (one sandbox start, not two), the canary appended by the sandbox uid to its file, never through a link."""
+    patch = episode.put_file("test.patch", test_patch)
+    command = f"git apply --whitespace=nowarn {patch}"
+    marker = ""
+    if canary is not None:
+        code = episode.put_file(f"{time.monotonic_ns()}.py", canary.code)
+        target = shell_join([canary.path])
+        marker = f"planted-{time.monotonic_ns()}"
+        command += f" && {{ test -f {target} && ! test -L {target} && cat {code} >> {target} && echo {marker}; true; }}"
+    try:
+        result = episode.run(command)
+    finally:
+        # Nothing the tests run may read the patches: the canary is the one test the test patch lacks.
+        _remove_from_inbox(episode, patch, *([code] if canary is not None else []))
+    if not result.ok:
+        return False, f"git apply: {_tail(result)}", False
+    return True, "", bool(marker) and marker in result.output
+
+
+def _remove_from_inbox(episode: Episode, *jail_paths: str) -> None:
+    for jail_path in jail_paths:
+        (episode.inbox / PurePosixPath(jail_path).name).unlink(missing_ok=True)
 
 
 def run_tests(
@@ -194,15 +252,22 @@ def _apply(
     """Apply with the first strategy that works; returns (strategy, '') or ('', why it failed)."""
     path = episode.put_file(name, patch)
     failures = []
-    for label, template in strategies:
-        result = episode.run(template.format(patch=path))
-        if result.ok:
-            return label, ""
-        failures.append(f"{label}: {_tail(result)}")  # git apply is atomic: nothing to undo before the next
+    try:
+        for label, template in strategies:
+            result = episode.run(template.format(patch=path))
+            if result.ok:
+                return label, ""
+            failures.append(
+                f"{label}: {_tail(result)}"
+            )  # git apply is atomic: nothing to undo before the next
+    finally:
+        _remove_from_inbox(episode, path)
     return "", "; ".join(failures)
 
 
-def _protected_paths_changed(episode: Episode, test_paths: list[str], config_text: dict[str, str]) -> str:
+def _protected_paths_changed(
+    episode: Episode, test_paths: list[str], pristine_text: PristineText, command_paths: list[str]
+) -> str:
     """What the applied candidate really changed, checked with the same rules as its headers.
 
     Header parsing can be fooled (quoting, rename headers, patch(1)'s own rules); the working tree
@@ -211,8 +276,47 @@ def _protected_paths_changed(episode: Episode, test_paths: list[str], config_tex
     actual, result = episode.diff(include_ignored=True)
     if not result.ok:
         return f"(could not list the changes: {_tail(result)})"
-    check = filter_candidate(actual, test_paths, config_text)
+    check = filter_candidate(actual, test_paths, pristine_text, command_paths)
     return check.rejected or ", ".join(check.ignored)
+
+
+def command_files(test_cmd: str, pristine: Path) -> list[str]:
+    """The repository files a test command names (a runner script such as bin/test, a `-c` file), which a
+    candidate must not change: they decide how the tests run and what they print.
+
+    >>> import tempfile; root = Path(tempfile.mkdtemp()); (root / "bin").mkdir()
+    >>> _ = (root / "bin" / "test").write_text("")
+    >>> command_files("PYTHONPATH=. ./bin/test -C --config=bin/test tests/", root)
+    ['bin/test']
+    """
+    try:
+        words = shlex.split(test_cmd)
+    except ValueError:
+        words = test_cmd.split()
+    found: list[str] = []
+    for word in words:
+        value = word.split("=", 1)[1] if "=" in word else word
+        path = value[2:] if value.startswith("./") else value
+        if path and not path.startswith(("-", "/")) and path not in found and _inside_file(pristine, path):
+            found.append(path)
+    return found
+
+
+def _pristine_reader(pristine: Path) -> PristineText:
+    """Read paths of the base commit's checkout, never through a link that leaves it."""
+
+    def read(path: str) -> str:
+        return _read(pristine / path) if _inside_file(pristine, path) else ""
+
+    return read
+
+
+def _inside_file(root: Path, path: str) -> bool:
+    try:
+        target = (root / path).resolve()
+    except (OSError, RuntimeError):
+        return False
+    return target.is_relative_to(root.resolve()) and target.is_file()
 
 
 def _compile_errors(episode: Episode, patch: str) -> tuple[str, ...]:

@@ -96,6 +96,9 @@ class Outcome(enum.StrEnum):
     RESOLVED = "RESOLVED"
     UNRESOLVED = "UNRESOLVED"
     """Tests ran; some FAIL_TO_PASS or PASS_TO_PASS test did not pass."""
+    REPORT_FORGED = "REPORT_FORGED"
+    """Tests ran, but the report says what no honest run says (the grader's canary test did not fail):
+    something in the patch rewrote or replaced the results. The candidate's fault, not an error."""
     PATCH_APPLY_FAILED = "PATCH_APPLY_FAILED"
     TESTS_DID_NOT_RUN = "TESTS_DID_NOT_RUN"
     TIMEOUT = "TIMEOUT"

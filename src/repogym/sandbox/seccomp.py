@@ -1,27 +1,68 @@
-"""A small seccomp filter for the jail: the kernel keyring is off limits.
+"""The jail's seccomp filter: the few kernel interfaces a test run never needs and an attacker wants.
 
-Every jail runs as the same unprivileged uid, and keyrings belong to a uid, not to a
-namespace: without this filter, a key added in one episode could be read in another
-(docker's default profile blocks the same calls). The filter is a classic BPF program
-built here by hand (no libseccomp needed) and handed to bwrap with `--seccomp FD`.
-On an architecture it does not know, no filter is used and bwrap.py's docstring applies.
+Guarantees (each has a hostile test in tests/sandbox/test_hostile_*.py), on x86_64 and aarch64:
+
+- No kernel keyring: add_key, request_key and keyctl fail with EPERM. Every jail runs as the same
+  unprivileged uid, and keyrings belong to a uid, not to a namespace: without this, a key added in
+  one episode could be read in another (docker's default profile blocks the same calls).
+- No new user namespace: unshare() and clone() with CLONE_NEWUSER fail with EPERM. Inside one, a
+  process is root with every capability, which opens kernel code (mounts, netfilter, ...) that an
+  unprivileged jail never reaches. clone3() passes its flags in memory, which a classic BPF filter
+  cannot read, so it fails with ENOSYS: libc then falls back to clone(), which is checked (docker does
+  the same).
+- No io_uring: io_uring_setup, io_uring_enter and io_uring_register fail with EPERM (a large attack
+  surface, and its operations bypass any per-syscall rule).
+- No other system-call ABI: a call through another ABI of the same machine (i386 via `int 0x80`, or
+  x32, on x86_64) fails with ENOSYS, so the rules above cannot be bypassed by renumbering.
+
+Not guaranteed: anything else docker's default profile refuses (bpf, perf_event_open, userfaultfd, ...)
+is left to the jail's missing capabilities; on another architecture no filter is used (bwrap.py says so).
+
+bwrap applies the filter last, after it has set up its own namespaces (as the unprivileged user, it
+creates a user namespace itself), right before it runs the command; so the jail starts, and nothing in
+it can undo the filter (filters are inherited and cannot be removed). The program is classic BPF built
+here by hand: libseccomp would be a C dependency for about thirty instructions.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
+import os
 import platform
 import struct
+from dataclasses import dataclass
 
 from repogym.sandbox.cache import cache_dir
 
-# struct seccomp_data: int nr (offset 0), u32 arch (offset 4), ...
-_LD_ABS_W, _JEQ_K, _RET_K = 0x20, 0x15, 0x06
-_RET_ALLOW, _RET_EPERM = 0x7FFF0000, 0x00050000 | 1
-# (AUDIT_ARCH_*, add_key, request_key, keyctl) per machine.
-_ARCHES = {
-    "x86_64": (0xC000003E, 248, 249, 250),
-    "aarch64": (0xC00000B7, 217, 218, 219),
+# BPF opcodes: BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K, BPF_JMP|BPF_JGE|BPF_K, BPF_JMP|BPF_JSET|BPF_K,
+# BPF_RET|BPF_K.
+_LD_ABS_W, _JEQ_K, _JGE_K, _JSET_K, _RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
+_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+# struct seccomp_data: int nr (offset 0), u32 arch (4), u64 instruction_pointer (8), u64 args[6] (16).
+_NR, _ARCH, _ARG0_LOW = 0, 4, 16  # little-endian on both machines: the low word of args[0] comes first
+CLONE_NEWUSER = 0x10000000
+_X32_SYSCALL_BIT = 0x40000000
+
+
+@dataclass(frozen=True)
+class _Machine:
+    arch: int
+    """AUDIT_ARCH_* of the native ABI."""
+    denied: tuple[int, ...]
+    """Calls refused outright (EPERM): the keyring and io_uring."""
+    clone_like: tuple[int, ...]
+    """Calls refused with EPERM when their first argument has CLONE_NEWUSER: unshare, clone."""
+    clone3: int
+    x32: bool = False
+    """Whether numbers with the x32 bit set reach the same arch (x86_64)."""
+
+
+_IO_URING = (425, 426, 427)  # io_uring_setup, io_uring_enter, io_uring_register (same numbers on both)
+_MACHINES = {
+    # add_key, request_key, keyctl; unshare, clone; clone3.
+    "x86_64": _Machine(0xC000003E, (248, 249, 250, *_IO_URING), (272, 56), 435, x32=True),
+    "aarch64": _Machine(0xC00000B7, (217, 218, 219, *_IO_URING), (97, 220), 435),
 }
 
 
@@ -29,36 +70,60 @@ def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
     return struct.pack("<HBBI", code, jt, jf, k)
 
 
-def keyring_filter(machine: str) -> bytes | None:
+def jail_filter(machine: str) -> bytes | None:
     """The BPF program for `machine` (platform.machine()), or None when unknown.
 
-    >>> len(keyring_filter("x86_64")), keyring_filter("sparc") is None
-    (64, True)
+    >>> len(jail_filter("x86_64")) // 8, len(jail_filter("aarch64")) // 8, jail_filter("sparc") is None
+    (19, 18, True)
     """
-    if machine not in _ARCHES:
+    spec = _MACHINES.get(machine)
+    if spec is None:
         return None
-    arch, add_key, request_key, keyctl = _ARCHES[machine]
-    return b"".join(
-        [
-            _insn(_LD_ABS_W, 0, 0, 4),  # 0: A = arch
-            _insn(_JEQ_K, 0, 4, arch),  # 1: another ABI: allow (6)
-            _insn(_LD_ABS_W, 0, 0, 0),  # 2: A = syscall number
-            _insn(_JEQ_K, 3, 0, add_key),  # 3: -> 7
-            _insn(_JEQ_K, 2, 0, request_key),  # 4: -> 7
-            _insn(_JEQ_K, 1, 0, keyctl),  # 5: -> 7
-            _insn(_RET_K, 0, 0, _RET_ALLOW),  # 6
-            _insn(_RET_K, 0, 0, _RET_EPERM),  # 7
-        ]
-    )
+    # Instructions as (code, true-label, false-label, k); labels are resolved to relative jumps below.
+    body: list[tuple[int, str | None, str | None, int]] = [
+        (_LD_ABS_W, None, None, _ARCH),
+        (_JEQ_K, None, "enosys", spec.arch),
+        (_LD_ABS_W, None, None, _NR),
+    ]
+    if spec.x32:
+        body.append((_JGE_K, "enosys", None, _X32_SYSCALL_BIT))
+    body += [(_JEQ_K, "eperm", None, nr) for nr in spec.denied]
+    body.append((_JEQ_K, "enosys", None, spec.clone3))
+    body += [(_JEQ_K, "flags", None, nr) for nr in spec.clone_like]
+    body.append((_RET_K, None, None, _RET_ALLOW))
+    labels = {"flags": len(body)}
+    body += [
+        (_LD_ABS_W, None, None, _ARG0_LOW),
+        (_JSET_K, "eperm", None, CLONE_NEWUSER),
+        (_RET_K, None, None, _RET_ALLOW),
+    ]
+    labels["eperm"] = len(body)
+    body.append((_RET_K, None, None, _RET_ERRNO | errno.EPERM))
+    labels["enosys"] = len(body)
+    body.append((_RET_K, None, None, _RET_ERRNO | errno.ENOSYS))
+
+    def jump(at: int, label: str | None) -> int:
+        return 0 if label is None else labels[label] - at - 1
+
+    return b"".join(_insn(code, jump(i, jt), jump(i, jf), k) for i, (code, jt, jf, k) in enumerate(body))
 
 
 @functools.cache
+def _program(machine: str) -> bytes | None:
+    return jail_filter(machine)
+
+
 def filter_path() -> str | None:
-    """A file holding this machine's filter (written once), or None when there is none."""
-    program = keyring_filter(platform.machine())
+    """A file in the current cache holding this machine's filter (written when missing), or None when
+    there is none. Not cached itself: REPOGYM_CACHE may change within a process (benchmarks, tests)."""
+    machine = platform.machine()
+    program = _program(machine)
     if program is None:
         return None
-    path = cache_dir("seccomp") / f"keyring-{platform.machine()}.bpf"
+    path = cache_dir("seccomp") / f"jail-{machine}.bpf"
     if not path.exists() or path.read_bytes() != program:
-        path.write_bytes(program)
+        # Written aside and renamed: a concurrent jail never reads half a program.
+        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        partial.write_bytes(program)
+        os.replace(partial, path)
     return str(path)

@@ -2,7 +2,8 @@
 
 Mapping (per test id, a pytest nodeid such as ``tests/test_x.py::TestC::test_y[1-2]``, as SWE-bench uses):
 setup failed -> ERROR; call failed -> FAILED (a strict xpass fails its call); teardown failed -> ERROR;
-call passed -> PASSED (a non-strict xpass too); skipped -> SKIPPED, or XFAIL when pytest marked it xfail;
+call passed -> PASSED (a non-strict xpass too); skipped -> SKIPPED; an expected failure -> XFAIL when the test
+carries an xfail mark, FAILED when it came from ``pytest.xfail()`` at run time (code under test can call it);
 a file that fails to collect -> ERROR under the file's id.
 
 Guarantees:
@@ -17,26 +18,32 @@ Guarantees:
 - Exit code 5 (no tests collected) gives ``collected=False``, and so does a run stopped by collection errors.
 - No stale report: the command deletes the report file first and the plugin refuses to write into a file
   that already exists.
+- Nothing in the repository stands in for pytest or the plugin: a command that runs pytest as
+  ``python -m pytest`` or ``pytest`` is started by the launcher (pytest_plugin/repogym_pytest.py), which
+  imports both before any folder of the repository is on sys.path. (The one exception is a task whose
+  repository is pytest itself.)
 
 Not guaranteed:
 
-- Code under test runs in the same process as the plugin. A patch written to subvert the grader can
-  monkeypatch pytest, write a forged report and os._exit with a matching status, or shadow the plugin with a
-  ``repogym_report.py`` of its own at the repository root (with ``python -m pytest`` the working directory
-  comes before PYTHONPATH on sys.path). Deliberate in-process forgery is stopped by the grader's other rules
-  (test files come from the test patch; candidate changes to conftest.py and test configuration are
-  discarded; so should be a candidate's ``repogym_report.py``), not by this parser.
+- Code under test runs in the same process as the plugin: it can monkeypatch pytest or the plugin, rewrite
+  the report, or write one of its own and os._exit with a matching status. This parser cannot tell; the
+  grader's canary (grading/canary.py, judged in grading/judge.py) catches a forger that does not single it
+  out. A command that starts pytest some other way (``coverage run -m pytest``, a script) gets no launcher:
+  the plugin is then loaded with ``-p repogym_report`` from PYTHONPATH, and a same-named module of the
+  repository could shadow it (the candidate filter drops ``repogym_*`` names).
 - The repository's own test configuration applies. The command does not add ``-o addopts=""``: real
   repositories need their addopts (``--import-mode``, ``-p pytester``, doctest options) to collect the ids
   SWE-bench uses. A hostile configuration can deselect tests or block the plugin (``-p no:repogym_report``),
   which shows as missing tests or a missing report, never as passes; turning a failure into a pass takes a
-  hook in conftest.py, which the grader discards.
+  hook (conftest.py, a configured plugin), and the grader discards candidate changes to all of those.
 - pytest exits 4 without running anything when one of the given ids does not exist; graders pass test files
   or ids known to exist.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,7 +67,15 @@ if TYPE_CHECKING:
     from repogym.grading.parsers import TestRun
 
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "pytest_plugin"
+LAUNCHER = "repogym_pytest.py"
 DEFAULT_TEST_CMD = "python -m pytest -rA -p no:cacheprovider"
+
+# `python -m pytest` (any interpreter name or path, with interpreter options before -m) and a bare
+# `pytest` / `py.test` word; the first one in the command is the run that gets the launcher.
+_MODULE_RUN = re.compile(
+    r"(?<!\S)(?P<python>\S*python[0-9.]*)(?P<options>(?:\s+(?!-m(?:\s|$))\S+)*?)\s+-m\s+(?:pytest|py\.test)(?=\s|$)"
+)
+_SCRIPT_RUN = re.compile(r"(?<!\S)(?<!-m )(?:pytest|py\.test)(?=\s|$)")
 
 _EXIT_MEANINGS = {
     2: "pytest was interrupted",
@@ -79,8 +94,12 @@ class PytestParser:
     """Where `plugin_dir` is seen by the command (the host folder itself for a sandbox without bind mounts)."""
 
     def command(self, test_cmd: str, test_ids: Sequence[str], report_file: str) -> str:
-        run = with_args(test_cmd or DEFAULT_TEST_CMD, "-p repogym_report " + shell_join(test_ids))
-        return report_command(self.plugin_mount, report_file, run)
+        """`test_cmd` with its pytest started by the launcher (see `launched`) and the ids added."""
+        command = test_cmd or DEFAULT_TEST_CMD
+        run = launched(command, f"{self.plugin_mount}/{LAUNCHER}")
+        # The launcher registers the plugin itself; another way of running pytest loads it by name.
+        plugin = "" if run != command else "-p repogym_report "
+        return report_command(self.plugin_mount, report_file, with_args(run, plugin + shell_join(test_ids)))
 
     def parse(self, run: TestRun) -> TestReport:
         if run.report_text is None:
@@ -103,14 +122,44 @@ class PytestParser:
             # pytest stops before running anything when a file fails to collect: the errors are the result.
             note = f"collection failed in {', '.join(collect_errors)}; no test ran"
             return trusted(run, statuses, collected=False, note=note)
-        return judge_exit(
+        # The exit code is checked against pytest's own view, in which a pytest.xfail() at run time is an
+        # expected failure; the result keeps repogym's view of it, a failure.
+        raised = {t for t, p in phases.items() if _xfail_raised_at_run_time(p)}
+        judged = judge_exit(
             run,
-            statuses,
+            {t: TestStatus.XFAIL if t in raised else s for t, s in statuses.items()},
             _durations(phases),
             ran_tests=bool(phases),
             exit_meanings=_EXIT_MEANINGS,
             tool="pytest",
         )
+        results = {t: dataclasses.replace(r, status=statuses[t]) for t, r in judged.results.items()}
+        return dataclasses.replace(judged, results=results)
+
+
+def launched(test_cmd: str, launcher: str) -> str:
+    """`test_cmd` with its pytest run started by `launcher` (repogym_pytest.py), which imports pytest and the
+    report plugin before the repository is on sys.path; a command that runs pytest some other way
+    (a script, `coverage run -m pytest`) is left as it is.
+
+    >>> launched("python -m pytest -rA", "/p/repogym_pytest.py")
+    'python /p/repogym_pytest.py --cwd-first -rA'
+    >>> launched("PYTHONPATH=. python3.9 -W ignore -m pytest tests", "/p/l.py")
+    'PYTHONPATH=. python3.9 -W ignore /p/l.py --cwd-first tests'
+    >>> launched("pytest -rA -p pytest_cov", "/p/l.py"), launched("coverage run -m pytest", "/p/l.py")
+    ('python /p/l.py -rA -p pytest_cov', 'coverage run -m pytest')
+    """
+    module_run = _MODULE_RUN.search(test_cmd)
+    script_run = _SCRIPT_RUN.search(test_cmd)
+    if module_run and (script_run is None or module_run.start() <= script_run.start()):
+        start, end = module_run.span()
+        replacement = f"{module_run['python']}{module_run['options']} {launcher} --cwd-first"
+    elif script_run:
+        start, end = script_run.span()
+        replacement = f"python {launcher}"
+    else:
+        return test_cmd
+    return test_cmd[:start] + replacement + test_cmd[end:]
 
 
 def _normal_id(nodeid: str) -> str:
@@ -146,10 +195,22 @@ def _status(phases: Mapping[str, Mapping[str, Any]]) -> TestStatus | None:
     if decisive is None:
         return None
     if decisive["outcome"] == "skipped":
-        return TestStatus.XFAIL if decisive.get("wasxfail") is True else TestStatus.SKIPPED
+        if decisive.get("wasxfail") is not True:
+            return TestStatus.SKIPPED
+        # An expected failure only when the test is marked so: pytest.xfail() at run time (which code under
+        # test can call) means the test stopped before it passed.
+        return TestStatus.FAILED if _xfail_raised_at_run_time(phases) else TestStatus.XFAIL
     if decisive is call:  # passed, a non-strict xpass included
         return TestStatus.PASSED
     return None  # setup passed but the call never reported
+
+
+def _xfail_raised_at_run_time(phases: Mapping[str, Mapping[str, Any]]) -> bool:
+    """An expected failure of a test without an xfail mark: pytest.xfail() called while it ran."""
+    decisive = phases.get("call") or phases.get("setup")
+    if decisive is None or decisive.get("outcome") != "skipped" or decisive.get("wasxfail") is not True:
+        return False
+    return decisive.get("xfail_marked") is not True
 
 
 def _durations(phases: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, float]:

@@ -1,7 +1,8 @@
 """unittest: per-test statuses from the repogym_unittest runner's JSON-lines report, never from printed lines.
 
 Test ids are unittest's dotted ids (``pkg.tests.test_x.TestC.test_y``). Mapping: passed -> PASSED; failed (a
-failing subtest included) -> FAILED; error -> ERROR; skipped -> SKIPPED; expected failure -> XFAIL; unexpected
+failing subtest included) -> FAILED; error -> ERROR; skipped -> SKIPPED; expected failure -> XFAIL for a test
+decorated with expectedFailure, FAILED otherwise (Python 2 takes an _ExpectedFailure raised anywhere); unexpected
 success -> FAILED (unittest itself counts it as a failure since Python 3.4); a name or module that fails to load
 -> ERROR under that name; a class or module fixture error -> ERROR under unittest's description of it
 (``setUpClass (mod.Class)``). When one id has several results (subtests), the worst wins.
@@ -15,11 +16,13 @@ Guarantees:
 - No stale report: the command deletes the report file first and the runner refuses to write into a file that
   already exists.
 
+- Nothing in the repository stands in for the runner or the standard library it uses: a ``-m unittest``
+  command runs the runner as a script, which imports them before the repository's folders are on sys.path.
+
 Not guaranteed:
 
-- Code under test runs in the runner's process: a patch written to subvert the grader can forge the report
-  (or shadow ``repogym_unittest`` with a module of its own at the repository root, which comes first on
-  sys.path with ``python -m``). The grader's other rules stop that, not this parser.
+- Code under test runs in the runner's process and can forge the report; the grader's canary
+  (grading/canary.py) catches a forger that does not single it out, not this parser.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ if TYPE_CHECKING:
     from repogym.grading.parsers import TestRun
 
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "unittest_runner"
-DEFAULT_TEST_CMD = "python -m repogym_unittest"
+RUNNER = "repogym_unittest.py"
 
 _OUTCOMES = {
     "passed": TestStatus.PASSED,
@@ -61,20 +64,21 @@ _SEVERITY = {TestStatus.ERROR: 2, TestStatus.FAILED: 1}
 # Python 3 turns a name that fails to import into a test with this id prefix; Python 2's discovery likewise.
 _LOADER_FAILURE_PREFIXES = ("unittest.loader._FailedTest.", "unittest.loader.ModuleImportFailure.")
 _EXIT_MEANINGS = {2: "repogym_unittest rejected its command line"}
-_PLAIN_UNITTEST = re.compile(r"-m\s+unittest\b")
+_PLAIN_UNITTEST = re.compile(r"-m\s+(?:repogym_)?unittest\b")
 
 
-def runner_command(test_cmd: str) -> str:
-    """The task's unittest command, pointed at the structured runner (same arguments as ``-m unittest``).
+def runner_command(test_cmd: str, runner: str) -> str:
+    """The task's unittest command, pointed at the structured runner script `runner` (same arguments as
+    ``-m unittest``; run as a script so the repository cannot shadow it, see repogym_unittest.py).
 
-    >>> runner_command("")
-    'python -m repogym_unittest'
-    >>> runner_command("python3 -m unittest -v")
-    'python3 -m repogym_unittest -v'
+    >>> runner_command("", "/p/repogym_unittest.py")
+    'python /p/repogym_unittest.py'
+    >>> runner_command("python3 -m unittest -v", "/p/repogym_unittest.py")
+    'python3 /p/repogym_unittest.py -v'
     """
     if not test_cmd:
-        return DEFAULT_TEST_CMD
-    return _PLAIN_UNITTEST.sub("-m repogym_unittest", test_cmd)
+        return f"python {runner}"
+    return _PLAIN_UNITTEST.sub(lambda _: runner, test_cmd)
 
 
 @dataclass(frozen=True)
@@ -87,9 +91,9 @@ class UnittestParser:
     """Where `plugin_dir` is seen by the command (the host folder itself for a sandbox without bind mounts)."""
 
     def command(self, test_cmd: str, test_ids: Sequence[str], report_file: str) -> str:
-        """A ``test_cmd`` using ``python -m unittest`` is run with ``-m repogym_unittest`` instead; any other
+        """A ``test_cmd`` using ``python -m unittest`` runs the repogym_unittest.py script instead; any other
         command must run the runner itself, or it leaves no report and the run is not trusted."""
-        run = with_args(runner_command(test_cmd), shell_join(test_ids))
+        run = with_args(runner_command(test_cmd, f"{self.plugin_mount}/{RUNNER}"), shell_join(test_ids))
         return report_command(self.plugin_mount, report_file, run)
 
     def parse(self, run: TestRun) -> TestReport:

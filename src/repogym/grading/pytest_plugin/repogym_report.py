@@ -1,14 +1,17 @@
 """pytest plugin that writes each test result as a JSON line to a report file, for repogym's grader.
 
-Loaded inside the sandbox with ``-p repogym_report`` (this folder is mounted at /opt/repogym/plugins and put
-on PYTHONPATH). The report file's path comes from the environment variable REPOGYM_REPORT_FILE, which the
+Registered inside the sandbox by the launcher beside it (repogym_pytest.py, which imports it before the
+repository is on sys.path), or loaded with ``-p repogym_report`` by a command the launcher cannot start (this
+folder is mounted at /opt/repogym/plugins and put on PYTHONPATH). The report file's path comes from the environment variable REPOGYM_REPORT_FILE, which the
 plugin removes from os.environ at once so tests and their subprocesses do not inherit it.
 
 Records, one JSON object per line, in this order:
 
 - ``{"event": "start", "pytest": ..., "python": ..., "pid": ...}``
 - ``{"event": "test", "nodeid": ..., "when": "setup"|"call"|"teardown", "outcome": "passed"|"failed"|"skipped",
-  "wasxfail": bool, "duration": float}`` per test phase
+  "wasxfail": bool, "xfail_marked": bool, "duration": float}`` per test phase; ``xfail_marked`` says whether
+  the test carries an xfail mark (its own, its class's or its module's), so that an xfail raised at run time
+  by ``pytest.xfail()``, which code under test can call, is told apart from an expected failure
 - ``{"event": "collect_error", "nodeid": ...}`` per file (or directory) that failed to collect
 - ``{"event": "sessionfinish", "exitstatus": int, "records": int, "counts": {...}}`` last, where ``records`` is
   the number of test and collect_error records written before it
@@ -75,6 +78,7 @@ class _Reporter(object):
                 "when": report.when,
                 "outcome": outcome,
                 "wasxfail": hasattr(report, "wasxfail"),
+                "xfail_marked": _xfail_marked(report),
                 "duration": float(getattr(report, "duration", 0.0) or 0.0),
             }
         )
@@ -101,6 +105,14 @@ class _Reporter(object):
 
     def close(self):
         self._stream.close()
+
+
+def _xfail_marked(report):
+    """True when the test carries an xfail mark: marks are among a report's keywords (under xdist too)."""
+    try:
+        return "xfail" in (getattr(report, "keywords", None) or {})
+    except Exception:  # a keywords object of an unexpected kind: no mark seen
+        return False
 
 
 def _is_xdist_worker(config):
