@@ -77,6 +77,9 @@ def rollout_command(
     sandbox: str = typer.Option(
         "bwrap", "--sandbox", callback=check_sandbox, help="bwrap (isolated) or local (NO isolation)."
     ),
+    mode: str = typer.Option(
+        "agent", "--mode", help="agent (tool calls, many turns) or agentless (one SEARCH/REPLACE answer)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Run N attempts of a policy on every task; store each as a trajectory the moment it finishes.
@@ -94,6 +97,7 @@ def rollout_command(
       repogym rollout tasks.jsonl --policy scripted:gold -n 1 --out runs/gold
       repogym rollout tasks.jsonl --policy openai:tiny --base-url http://127.0.0.1:8000/v1 -n 4 --out runs/tiny -j 4
       repogym rollout tasks.jsonl --policy hf:ckpt --executor ray -j 2 -n 8 --keep resolved --out runs/sft
+      repogym rollout tasks.jsonl --policy hf:runs/rl --mode agentless -n 4 --temperature 1 --out runs/al
     """
     from repogym.agent.loop import AgentLimits
     from repogym.agent.policies import PolicyConfig, SamplingParams
@@ -111,6 +115,7 @@ def rollout_command(
         limits=AgentLimits(max_steps=max_steps, max_tokens=max_tokens, max_wall_s=max_wall_s),
         sandbox=sandbox, repos_dir=str(repos_dir) if repos_dir else None,
         prompts_dir=str(prompts) if prompts else None, reward=_reward(reward_config),
+        mode=mode,
     )  # fmt: skip
     summary = run_with_progress(config)
     write_json(out / "summary.json", summary.to_dict())

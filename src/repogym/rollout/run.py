@@ -58,16 +58,22 @@ class RolloutConfig:
     prompts_dir: str | None = None
     reward: dict[str, Any] | None = None
     env_options: dict[str, Any] = field(default_factory=dict)
+    mode: str = "agent"
+    """'agent' (tool calls, many turns) or 'agentless' (one SEARCH/REPLACE answer per attempt)."""
 
     def settings(self) -> AttemptSettings:
         return AttemptSettings(
             policy=self.policy, sampling=self.settings_sampling, limits=self.limits, sandbox=self.sandbox,
-            repos_dir=self.repos_dir, prompts_dir=self.prompts_dir, reward=self.reward, env_options=self.env_options,
+            repos_dir=self.repos_dir, prompts_dir=self.prompts_dir, reward=self.reward,
+            env_options={**self.env_options, "mode": self.mode},
         )  # fmt: skip
 
     def identity(self) -> dict[str, Any]:
         """What must not change between a run and its resumption (else the folder would mix two runs)."""
-        return {"policy": self.policy.spec, "sampling": self.settings_sampling.to_dict(), "keep": self.keep}
+        return {
+            "policy": self.policy.spec, "sampling": self.settings_sampling.to_dict(), "keep": self.keep,
+            "mode": self.mode,
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -236,6 +242,10 @@ def _check_numbers(config: RolloutConfig) -> None:
         raise ConfigError(f"-n: attempts per task must be >= 1, got {config.n}")
     if config.jobs < 1:
         raise ConfigError(f"-j/--jobs: must be >= 1, got {config.jobs}")
+    if config.mode not in ("agent", "agentless"):
+        raise ConfigError(f"--mode {config.mode!r}: use agent (tool calls) or agentless (one SEARCH/REPLACE answer)")
+    if "mode" in config.env_options:
+        raise ConfigError("env_options.mode: set the rollout's mode instead (--mode agent|agentless)")
     if config.keep not in KEEP_CHOICES:
         raise ConfigError(f"--keep {config.keep!r}: use one of {', '.join(KEEP_CHOICES)}")
     executors.get(config.executor)  # unknown names list the known ones
