@@ -24,7 +24,7 @@ from repogym.grading.parsers import TestRun, get_parser
 from repogym.grading.parsers.common import with_args
 from repogym.grading.parsers.pytest import DEFAULT_TEST_CMD
 from repogym.grading.report import TestStatus
-from repogym.sandbox.base import OUT_DIR, Bind, read_jail_file
+from repogym.sandbox.base import OUT_DIR, Bind, plugin_binds, read_jail_file
 from repogym.sandbox.runtime import TaskRuntime
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "coverage_plugin"
@@ -169,7 +169,7 @@ def measure(runtime: TaskRuntime, cache_file: Path | None = None) -> CoverageMap
         + parser.command(test_cmd, [], f"{OUT_DIR}/{report_name}")
     )
     with runtime.episode() as episode:
-        mounts = episode.mounts(Bind(PLUGIN_DIR, PLUGIN_MOUNT))
+        mounts = episode.mounts(Bind(PLUGIN_DIR, PLUGIN_MOUNT), *plugin_binds(parser.plugin_dir))
         result = runtime.sandbox.run(command, mounts, runtime.limits)
         report_text = read_jail_file(episode.layer.out / report_name)
         coverage_text = read_jail_file(episode.layer.out / coverage_name)
