@@ -101,7 +101,7 @@ def _demos(data: Path, plan, repos: list[str], per_repo: int) -> dict:  # type: 
     from repogym.synth.synth import synthesize
 
     held_out = [*load_tasks(data / "split" / "heldout-functions.jsonl")]
-    banned = {loc for task in held_out for loc in task_locations(task, str(data / "repos"))}
+    banned = {loc for task in held_out for loc in task_locations(task)}
     known = {diff_key(task) for task in load_tasks(data / "tasks.jsonl")}
     kept, drawn = [], 0
     for repo in repos[:-1]:  # the last repository is held out whole

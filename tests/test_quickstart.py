@@ -15,12 +15,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
 
 def test_quickstart_fast_runs_the_whole_loop_and_writes_the_before_after_report(toy_task, tmp_path):
-    # toy_task sets REPOGYM_CACHE to the run's shared cache (environments are built once per run).
+    # toy_task sets REPOGYM_CACHE to the run's shared cache (environments are built once per run); one torch
+    # thread, as the suite's other trainers (two spinning OpenMP threads on 2 shared cores cost several times).
     out = tmp_path / "qs"
     repogym = Path(sys.executable).with_name("repogym")
     done = subprocess.run(
         [str(repogym), "quickstart", "--fast", "--out", str(out), "-j", "2"],
-        capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"}, timeout=1700,
+        capture_output=True, text=True, env={**os.environ, "COLUMNS": "200", "OMP_NUM_THREADS": "1"}, timeout=1700,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     tasks = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]

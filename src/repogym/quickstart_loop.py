@@ -109,7 +109,7 @@ def split_stage(out: Path, plan: QuickstartPlan, held_out_repo: str) -> dict[str
             f"{out / 'tasks.jsonl'}: {len(repo_tasks)} task(s) of the held-out repository {held_out_repo} and "
             f"{len(rest)} of the others; both splits need tasks (raise --repos or the synth bugs per repo)"
         )
-    split = split_tasks(rest, "function", ratio=plan.split_ratio, seed=plan.seed, repos_dir=str(out / "repos"))
+    split = split_tasks(rest, "function", ratio=plan.split_ratio, seed=plan.seed)
     if not split.train or not split.test:
         raise QuickstartError(f"split by function: {len(split.train)} train / {len(split.test)} held-out tasks")
     folder = out / "split"
@@ -125,7 +125,9 @@ def model_stage(out: Path, plan: QuickstartPlan, bars: bool) -> dict[str, Any]:
     from repogym.train.corpus import load_corpus
     from repogym.train.model import init_model
     from repogym.train.pretrain import PretrainConfig, pretrain
+    from repogym.train.sft import quiet_library_bars
 
+    quiet_library_bars()  # transformers' "Writing model shards" tqdm bar would cut into the rich display
     start = out / "model" / "init"
     corpus = load_corpus(None, 2_000_000, plan.seed)
     init_model(start, size="tiny", seed=plan.seed, tokenizer_texts=corpus.texts, tokenizer_corpus=corpus.describe(),

@@ -73,7 +73,7 @@ def make_plan(fast: bool = False, budget_minutes: float | None = None, repos: in
         fast=fast,
         budget_minutes=budget,
         repos=n_repos,
-        synth_per_repo=6 if fast else 24,
+        synth_per_repo=6 if fast else 16,
         split_ratio=0.6,
         pretrain_minutes=round(0.4 * budget, 2),
         sft_steps=max(20, int(0.35 * budget * 60 * 1.5)),

@@ -150,7 +150,9 @@ def test_quickstart_from_a_fresh_clone_with_ctrl_c_then_rerun_resumes(toy_task, 
     source = Path(__file__).resolve().parents[2]
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(source), str(clone)], check=True)
-    env = {**os.environ, "PYTHONPATH": str(clone / "src"), "COLUMNS": "200"}  # the clone's code, this venv
+    # The clone's code, this venv; one torch thread, as the suite's other trainers (two spinning OpenMP
+    # threads per process on 2 shared cores made tiny-model steps several times slower).
+    env = {**os.environ, "PYTHONPATH": str(clone / "src"), "COLUMNS": "200", "OMP_NUM_THREADS": "1"}
     command = [str(REPOGYM), "quickstart", "--fast"]
     out = clone / "repogym-quickstart"
     proc = subprocess.Popen(

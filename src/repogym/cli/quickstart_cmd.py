@@ -101,9 +101,10 @@ def _data_stages(out: Path, plan: Any, workers: int, sandbox: str, notify: Any) 
     bars: dict[str, Any] = {}
 
     def on_progress(what: str, done: int, total: int) -> None:
-        if what not in bars:
-            bars[what] = progress.add_task(what, total=total or None)
-        progress.update(bars[what], completed=done, total=total or None)
+        key = what.split(":", 1)[0]  # "synth calcium: injecting": one bar per repository, its stage in the text
+        if key not in bars:
+            bars[key] = progress.add_task(what, total=total or None)
+        progress.update(bars[key], description=what, completed=done, total=total or None)
 
     with progress:
         result = run_quickstart(
