@@ -81,6 +81,9 @@ def open_state(out: Path, plan: QuickstartPlan) -> FlywheelState:
 def run_loop(out: Path, plan: QuickstartPlan, repos: list[str], sandbox: str, state: FlywheelState,
              hooks: LoopHooks) -> LoopResult:  # fmt: skip
     """Every stage after the data (see the module docstring); finished stages are skipped."""
+    from repogym.train.sft import quiet_library_bars
+
+    quiet_library_bars()  # transformers' tqdm bars (loading, writing shards) would cut into the rich display
     notify = hooks.notify
     counts = state.run("split", lambda: split_stage(out, plan, repos[-1]), notify)
     result = LoopResult(split_counts=counts)
@@ -125,9 +128,6 @@ def model_stage(out: Path, plan: QuickstartPlan, bars: bool) -> dict[str, Any]:
     from repogym.train.corpus import load_corpus
     from repogym.train.model import init_model
     from repogym.train.pretrain import PretrainConfig, pretrain
-    from repogym.train.sft import quiet_library_bars
-
-    quiet_library_bars()  # transformers' "Writing model shards" tqdm bar would cut into the rich display
     start = out / "model" / "init"
     corpus = load_corpus(None, 2_000_000, plan.seed)
     init_model(start, size="tiny", seed=plan.seed, tokenizer_texts=corpus.texts, tokenizer_corpus=corpus.describe(),

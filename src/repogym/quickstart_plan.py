@@ -17,7 +17,7 @@ from repogym.errors import ConfigError
 
 #: Training minutes of the default plan (what `--budget` replaces).
 DEFAULT_BUDGET_MIN = 7.0
-FAST_BUDGET_MIN = 1.0
+FAST_BUDGET_MIN = 0.8
 
 #: The agentless env options of every stage: 1 line either side of the bug, gold-localized.
 WINDOW_OPTIONS: dict[str, Any] = {"context": "window", "window_lines": 1, "localize": "oracle"}

@@ -34,7 +34,7 @@ def quickstart(
         bool, typer.Option("--fast", help="The CI form: 2 repos, few bugs, tiny steps; every stage still runs.")
     ] = False,
     budget: Annotated[
-        float | None, typer.Option("--budget", help="Training minutes (pretrain + SFT + GRPO); default 7, 1 with --fast.")
+        float | None, typer.Option("--budget", help="Training minutes (pretrain + SFT + GRPO); default 7, 0.8 with --fast.")
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the sample repositories, the split and the training.")] = 0,
     repos: Annotated[
