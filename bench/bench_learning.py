@@ -16,8 +16,10 @@ Every stage is repogym's own library function, as `repogym quickstart` chains th
 4. WORK/report.html from every seed's folder (`repogym report`), WORK/results.json with the figures.
 
 Prompts: agentless, a 3-line window at the gold patch's lines (perfect fault localization).
-Budget: the defaults (3 seeds, 8 + 12 + 6 minutes of training each, plus data and evals) are sized to
-about 90 minutes on 2 quiet cores; on a GPU the training stages take minutes.
+Budget: the defaults (3 seeds; each 8 minutes of pretraining, 1,500 SFT steps at ~0.2-0.3 s, 40 GRPO
+steps of 8 completions at ~8 s, three evaluations of ~40 tasks; plus ~10 minutes of data once) are
+sized to at most 90 minutes on 2 quiet cores; on a GPU the training stages take minutes. On a busy
+machine set OMP_NUM_THREADS=1 (two torch threads spinning against other processes cost ~4x).
 
     nice -n 10 .venv/bin/python bench/bench_learning.py --work /tmp/learn --seeds 0 1 2
     nice -n 10 .venv/bin/python bench/bench_learning.py --work /tmp/learn --seeds 0 --sft-steps 300 --grpo-steps 6
