@@ -1,12 +1,14 @@
-"""The README's main job: `repogym quickstart --fast` end to end, every stage for real (CI form)."""
+"""The README's main job: `repogym quickstart --fast` end to end from a fresh clone, every stage for real (CI form)."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,16 +16,39 @@ import pytest
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
 
-def test_quickstart_fast_runs_the_whole_loop_and_writes_the_before_after_report(toy_task, tmp_path):
+def test_quickstart_fast_from_a_fresh_clone_interrupted_then_resumed_runs_the_whole_loop(toy_task, tmp_path):
+    """The README's main command as a new user runs it: a fresh clone, the default --out (relative), one
+    Ctrl-C after the data stages, the same command again; then every stage's output. One run of the loop
+    serves both checks (each costs minutes on 2 cores)."""
     # toy_task sets REPOGYM_CACHE to the run's shared cache (environments are built once per run); one torch
     # thread, as the suite's other trainers (two spinning OpenMP threads on 2 shared cores cost several times).
-    out = tmp_path / "qs"
-    repogym = Path(sys.executable).with_name("repogym")
-    done = subprocess.run(
-        [str(repogym), "quickstart", "--fast", "--out", str(out), "-j", "2"],
-        capture_output=True, text=True, env={**os.environ, "COLUMNS": "200", "OMP_NUM_THREADS": "1"}, timeout=1700,
+    source = Path(__file__).resolve().parents[1]
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(source), str(clone)], check=True)
+    env = {**os.environ, "PYTHONPATH": str(clone / "src"), "COLUMNS": "200", "OMP_NUM_THREADS": "1"}
+    command = [str(Path(sys.executable).with_name("repogym")), "quickstart", "--fast"]
+    out = clone / "repogym-quickstart"
+    proc = subprocess.Popen(
+        command, cwd=clone, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+        start_new_session=True,
     )  # fmt: skip
+    state = out / "quickstart.json"
+    deadline = time.monotonic() + 1200
+    while time.monotonic() < deadline and proc.poll() is None:
+        if state.exists() and '"split"' in state.read_text():  # the data stages are done and recorded
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.communicate()[0]
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+    output, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 130, output
+    assert "quickstart stages done and saved; rerun the same command to resume" in output
+    assert not (out / "report.html").exists()
+
+    done = subprocess.run(command, cwd=clone, capture_output=True, text=True, env=env, timeout=1500)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert "data: done earlier, skipped" in done.stderr and "split: done earlier, skipped" in done.stderr
+    assert not list(out.glob("repos/*/repogym-quickstart"))  # nothing nested under a repository (issue 9)
     tasks = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
     manifests = [json.loads(path.read_text()) for path in (out / "repos").glob("*.manifest.json")]
     assert len(manifests) == 2
