@@ -282,6 +282,24 @@ def report(results: list[dict], meter: CpuMeter, args: argparse.Namespace) -> st
     return "\n".join(lines)
 
 
+def naive_only(args: argparse.Namespace) -> dict:
+    """The naive baseline alone, on the mutants a full run of the same candidates and seed would draw."""
+    candidates = list(load_tasks(args.naive_only))
+    sample = random.Random(args.seed).sample(candidates, min(args.baseline, len(candidates)))
+    folders = [args.real] if args.real else sorted(p for p in args.samples_dir.iterdir() if (p / ".git").exists())
+    by_name = {folder.resolve().name: folder.resolve() for folder in folders}
+    sources = {t.repo: by_name.get(t.repo.split("/")[-1], folders[0].resolve()) for t in sample}
+    meter = CpuMeter()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        validated, wall, cpu = measure(meter, naive, sample, sources, args.runs)
+    finally:
+        meter.close()
+    ids = sorted(t.instance_id for t in sample)
+    return {"mutants": len(sample), "validated": validated, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+            "cpu_source": meter.source, "instance_ids": ids, "machine": machine_line()}  # fmt: skip
+
+
 def report_saved(files: list[Path], seed: int) -> str:
     """The report of earlier runs' bench_synth.json files; a run saved without the split check gets one now."""
     results = []
@@ -315,12 +333,20 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--naive-only", type=Path, default=None,
+        help="Only the naive baseline, on --baseline candidates of this file drawn as a full run draws them "
+        "(the repositories: --samples-dir's or --real); to measure it beside a run already under way.",
+    )  # fmt: skip
+    parser.add_argument(
         "--report-only", type=Path, nargs="+", default=None,
         help="Print the report of saved bench_synth.json files (one run per target), adding the split check.",
     )  # fmt: skip
     args = parser.parse_args()
     if args.report_only:
         print(report_saved(args.report_only, args.seed))
+        return
+    if args.naive_only:
+        print(json.dumps(naive_only(args)))
         return
     work = args.work or Path(tempfile.mkdtemp(prefix="h-synth-bench-"))
     work.mkdir(parents=True, exist_ok=True)
