@@ -77,7 +77,13 @@ class CpuMeter:
     def close(self) -> None:
         if self.group is not None:
             Path("/sys/fs/cgroup/cpuacct/cgroup.procs").write_text(str(os.getpid()))
-            self.group.rmdir()
+            for _ in range(50):  # a jail's last process may still be exiting (EBUSY until it has)
+                try:
+                    self.group.rmdir()
+                    return
+                except OSError:
+                    time.sleep(0.2)
+            print(f"could not remove {self.group}: remove it once its processes have exited", file=sys.stderr)
 
 
 def measure(meter: CpuMeter, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
