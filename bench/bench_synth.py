@@ -41,12 +41,11 @@ from pathlib import Path
 
 from _common import machine_line, markdown_table
 
-from repogym.dataset import save_tasks
+from repogym.dataset import load_tasks, save_tasks
 from repogym.grading.parsers import TestRun, get_parser
 from repogym.sandbox.base import OUT_DIR, PLUGIN_DIR, Bind, Mounts, read_jail_file
 from repogym.sandbox.bwrap import SANDBOX_UID, is_root
 from repogym.sandbox.runtime import TaskRuntime, make_sandbox
-from repogym.dataset import load_tasks
 from repogym.synth.config import SynthConfig
 from repogym.synth.locate import task_locations
 from repogym.synth.store import TaskRepo
@@ -292,7 +291,9 @@ def naive_only(args: argparse.Namespace) -> dict:
     """The naive baseline alone, on the mutants a full run of the same candidates and seed would draw."""
     candidates = list(load_tasks(args.naive_only))
     sample = random.Random(args.seed).sample(candidates, min(args.baseline, len(candidates)))
-    folders = [args.real] if args.real else sorted(p for p in args.samples_dir.iterdir() if (p / ".git").exists())
+    folders = (
+        [args.real] if args.real else sorted(p for p in args.samples_dir.iterdir() if (p / ".git").exists())
+    )
     by_name = {folder.resolve().name: folder.resolve() for folder in folders}
     sources = {t.repo: by_name.get(t.repo.split("/")[-1], folders[0].resolve()) for t in sample}
     meter = CpuMeter()
@@ -378,7 +379,9 @@ def main() -> None:
                 )
             repos = sorted(p for p in args.samples_dir.iterdir() if (p / ".git").exists())
             results.append(run_target("samples", repos, work, args, meter, 0))
-            (work / "bench_synth.json").write_text(json.dumps(results, indent=2))  # kept if a later target dies
+            (work / "bench_synth.json").write_text(
+                json.dumps(results, indent=2)
+            )  # kept if a later target dies
         if args.real:
             results.append(run_target("real", [args.real], work, args, meter, args.max_real))
         (work / "bench_synth.json").write_text(json.dumps(results, indent=2))

@@ -1,39 +1,65 @@
-"""The README's main job: `repogym quickstart` end to end on one sample repository."""
+"""The README's main job: `repogym quickstart --fast` end to end, every stage for real (CI form)."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
-@pytest.mark.slow
-def test_quickstart_proves_and_grades_the_sample_tasks(toy_task, tmp_path):
-    # toy_task sets REPOGYM_CACHE to the run's shared cache (environments are built once per run).
+
+def test_quickstart_fast_runs_the_whole_loop_and_writes_the_before_after_report(toy_task, tmp_path):
+    # toy_task sets REPOGYM_CACHE to the run's shared cache (environments are built once per run); one torch
+    # thread, as the suite's other trainers (two spinning OpenMP threads on 2 shared cores cost several times).
     out = tmp_path / "qs"
     repogym = Path(sys.executable).with_name("repogym")
     done = subprocess.run(
-        [str(repogym), "quickstart", "--out", str(out), "--repos", "1", "-j", "2"],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ),
-        timeout=900,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    manifest = json.loads(next((out / "repos").glob("*.manifest.json")).read_text())
+        [str(repogym), "quickstart", "--fast", "--out", str(out), "-j", "2"],
+        capture_output=True, text=True, env={**os.environ, "COLUMNS": "200", "OMP_NUM_THREADS": "1"}, timeout=1700,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     tasks = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
-    fixed = {fix["fix_commit"] for fix in manifest["fixes"]}
-    mined_from = {task["metadata"]["mining"]["commit"] for task in tasks}
+    manifests = [json.loads(path.read_text()) for path in (out / "repos").glob("*.manifest.json")]
+    assert len(manifests) == 2
+    fixed = {fix["fix_commit"] for manifest in manifests for fix in manifest["fixes"]}
+    mined_from = {task["metadata"]["mining"]["commit"] for task in tasks if task["source"] == "mined"}
     assert fixed <= mined_from  # every planted fix became a proven task
+    assert any(task["source"] == "synthetic" for task in tasks)
     gold = json.loads((out / "report.gold.json").read_text())
     empty = json.loads((out / "report.empty.json").read_text())
     assert gold["resolved_instances"] == len(tasks) > 0
     assert empty["resolved_instances"] == 0
-    secret = manifest["secret"]["value"]
-    for path in out.glob("*.json*"):
-        assert secret not in path.read_text(encoding="utf-8"), path.name
-    assert f"{len(tasks)}/{len(tasks)} resolved" in done.stdout
+    for manifest in manifests:
+        for path in out.glob("*.json*"):
+            assert manifest["secret"]["value"] not in path.read_text(encoding="utf-8"), path.name
+
+    # The two held-out splits share nothing with train: no function, and no task of the held-out repo.
+    split = {name: [json.loads(line) for line in (out / "split" / f"{name}.jsonl").read_text().splitlines()]
+             for name in ("train", "heldout-functions", "heldout-repo")}  # fmt: skip
+    assert all(split.values())
+    held_repo = {task["repo"] for task in split["heldout-repo"]}
+    assert len(held_repo) == 1 and not held_repo & {task["repo"] for task in split["train"]}
+    # Every stage ran: training curves and the six evaluations are on disk.
+    for run in ("pretrain", "sft", "grpo"):
+        folder = out / "train" / run if run != "pretrain" else out / "model" / "pretrained"
+        assert folder.is_dir(), folder
+    for stage in ("baseline", "sft", "grpo"):
+        for name in ("heldout-functions", "heldout-repo"):
+            summary = json.loads((out / "eval" / f"{stage}-{name}" / "summary.json").read_text())
+            assert summary["tasks"] == len(split[name]) and "pass@1" in summary["intervals"]
+
+    # What a user sees: the closing table on stdout, and the same before/after in report.html.
+    assert "before / after" in done.stdout
+    assert re.search(r"heldout-functions \(\d+ tasks\)", done.stdout)
+    assert re.search(r"heldout-repo \(\d+ tasks\)", done.stdout)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    table = page[page.index('<table class="before-after">'):]
+    table = table[: table.index("</table>")]
+    for word in ("heldout-functions", "heldout-repo", "baseline", "sft", "grpo"):
+        assert word in table, word

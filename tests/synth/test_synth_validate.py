@@ -122,7 +122,9 @@ def test_candidates_borrow_the_clean_commit_s_install_layers(shapes_validated):
     assert dropped
     for outcome in dropped:
         candidate = next(c for c in shapes_validated.candidates if c.instance_id == outcome.instance_id)
-        pristine = pristine_checkout(mirror(candidate.repo_source, (candidate.base_commit,)), candidate.base_commit)
+        pristine = pristine_checkout(
+            mirror(candidate.repo_source, (candidate.base_commit,)), candidate.base_commit
+        )
         key = outcome.validation["env"]["env_key"]
         assert not install_layer_dir(key, pristine, overlay=True).exists()
         assert not install_layer_dir(key, pristine, overlay=False).exists()

@@ -1,15 +1,25 @@
-"""`repogym quickstart`: the whole pipeline on built-in sample repositories."""
+"""`repogym quickstart`: the whole loop on built-in sample repositories, from git history to a before/after table."""
 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+from rich.text import Text
 
-from repogym.cli.common import check_sandbox, console, err_console, exits_on_error
+from repogym.cli.common import check_sandbox, console, err_console, exits_on_error, track
 
 
 def register(app: typer.Typer) -> None:
@@ -18,10 +28,18 @@ def register(app: typer.Typer) -> None:
 
 def quickstart(
     out: Annotated[
-        Path, typer.Option("--out", "-o", help="Folder for repos, candidates, tasks and reports.")
+        Path, typer.Option("--out", "-o", help="Folder for repos, tasks, models, evals and report.html.")
     ] = Path("repogym-quickstart"),
-    seed: Annotated[int, typer.Option(help="Seed of the generated sample repositories.")] = 0,
-    repos: Annotated[int, typer.Option("--repos", min=1, max=8, help="How many sample repositories.")] = 2,
+    fast: Annotated[
+        bool, typer.Option("--fast", help="The CI form: 2 repos, few bugs, tiny steps; every stage still runs.")
+    ] = False,
+    budget: Annotated[
+        float | None, typer.Option("--budget", help="Training minutes (pretrain + SFT + GRPO); default 7, 0.8 with --fast.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the sample repositories, the split and the training.")] = 0,
+    repos: Annotated[
+        int | None, typer.Option("--repos", min=2, max=8, help="Sample repositories (the last one is held out).")
+    ] = None,
     workers: Annotated[
         int, typer.Option("--workers", "-j", min=1, help="Parallel validations and gradings.")
     ] = 2,
@@ -29,50 +47,116 @@ def quickstart(
         str, typer.Option(callback=check_sandbox, help="bwrap (isolated) or local (NO isolation).")
     ] = "bwrap",
 ) -> None:
-    """Generate sample repos, mine their history, prove each candidate in the sandbox, grade gold and empty patches.
+    """Run the whole loop: sample repos -> mine + synth -> validate -> split -> tiny model -> baseline eval
+    -> SFT -> GRPO -> eval on held-out functions and a held-out repo -> OUT/report.html.
 
     Everything runs on this machine; only the sample repos' test environments reach the package index.
-    Re-running with the same --out resumes where it stopped.
+    The default finishes within about 15 minutes on 2 cores; re-running with the same options resumes
+    (finished stages are skipped). Exit status 1 when the pipeline misbehaves (e.g. a gold patch does
+    not resolve).
 
-    Example: repogym quickstart --out /tmp/qs -j 2
+    Example: repogym quickstart --fast --out /tmp/qs && xdg-open /tmp/qs/report.html
     """
+    from repogym.quickstart_loop import LoopHooks, QuickstartError, open_state, run_loop
+    from repogym.quickstart_plan import make_plan
+
+    plan = make_plan(fast=fast, budget_minutes=budget, repos=repos, seed=seed)
+    out.mkdir(parents=True, exist_ok=True)
+    state = open_state(out, plan)
+    saved = track("quickstart stages done")
+    started = time.monotonic()
+
+    def notify(message: str) -> None:
+        saved.done = max(0, len(state.stages) - 1)  # "plan" is not a stage
+        err_console.print(Text(f"[{_clock(started)}] {message}"), soft_wrap=True)
+
+    data = state.run("data", lambda: _data_stages(out, plan, workers, sandbox, notify), notify)
+    console.print(data_table(data, out))
+    if data["tasks"] == 0 or data["gold_resolved"] != data["tasks"] or data["empty_resolved"] != 0:
+        err_console.print("[red]quickstart: the pipeline did not behave as expected (see the reports above)[/]")
+        sys.exit(1)
+    hooks = LoopHooks(notify=notify, evaluate=_evaluate_with_progress, bars=True)
+    try:
+        result = run_loop(out, plan, data["repos"], sandbox, state, hooks)
+    except QuickstartError as exc:
+        err_console.print(Text(f"quickstart: {exc}", style="red"), soft_wrap=True)
+        sys.exit(1)
+    console.print(before_after_table(result, plan))
+    console.print(
+        f"tasks: {out / 'tasks.jsonl'}   report: {result.report}   ({_clock(started)} this run)\n"
+        f"next: repogym eval {out / 'split' / 'heldout-functions.jsonl'} --policy hf:{out / 'train' / 'grpo'} "
+        f"--mode agentless -n 4 --out my-eval",
+        markup=False, soft_wrap=True,
+    )  # fmt: skip
+
+
+def _data_stages(out: Path, plan: Any, workers: int, sandbox: str, notify: Any) -> dict[str, Any]:
+    """Generate, mine, synth, validate and grade with a live bar per counted stage."""
     from repogym.quickstart import run_quickstart
 
-    result = run_quickstart(
-        out, n_repos=repos, seed=seed, workers=workers, sandbox=sandbox, notify=lambda m: err_console.print(m)
-    )
-    table = Table(title=f"repogym quickstart -> {out}")
+    progress = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        TextColumn("ETA"), TimeRemainingColumn(), console=err_console,
+    )  # fmt: skip
+    bars: dict[str, Any] = {}
+
+    def on_progress(what: str, done: int, total: int) -> None:
+        key = what.split(":", 1)[0]  # "synth calcium: injecting": one bar per repository, its stage in the text
+        if key not in bars:
+            bars[key] = progress.add_task(what, total=total or None)
+        progress.update(bars[key], description=what, completed=done, total=total or None)
+
+    with progress:
+        result = run_quickstart(
+            out, seed=plan.seed, n_repos=plan.repos, synth_per_repo=plan.synth_per_repo, workers=workers,
+            sandbox=sandbox, notify=lambda m: progress.console.print(Text(m), soft_wrap=True), progress=on_progress,
+        )  # fmt: skip
+    return result.to_dict()
+
+
+def _evaluate_with_progress(config: Any) -> dict[str, Any]:
+    """`repogym eval`'s own display: a bar with attempts done, rate, ETA and the running resolve rate."""
+    from repogym.cli.rollout_cmd import run_with_progress
+    from repogym.evaluate.run import finish_eval, rollout_config
+
+    run_with_progress(rollout_config(config))
+    return finish_eval(config)
+
+
+def data_table(data: dict[str, Any], out: Path) -> Table:
+    table = Table(title=f"repogym quickstart: data -> {out}")
     table.add_column("stage")
     table.add_column("result", justify="right")
     table.add_column("seconds", justify="right")
-    table.add_row(
-        "sample repos",
-        f"{len(result.repos)} ({result.planted_fixes} planted fixes)",
-        _s(result, "generate_s"),
-    )
-    table.add_row(
-        "mined", f"{result.candidates} candidates / {result.commits_scanned} commits", _s(result, "mine_s")
-    )
-    table.add_row("validated", f"{result.validated} proved by their tests", _s(result, "validate_s"))
-    table.add_row("privacy scrub", f"{result.privacy_dropped} dropped (secrets, licence)", "")
-    table.add_row("tasks written", f"{len(result.tasks)}", "")
-    n = len(result.tasks)
-    table.add_row("gold patches", f"{result.gold_resolved}/{n} resolved", _s(result, "grade_s"))
-    table.add_row("empty patches", f"{result.empty_resolved}/{n} resolved", "")
-    console.print(table)
-    console.print(
-        f"tasks: {out / 'tasks.jsonl'}   reports: {out / 'report.gold.json'}, {out / 'report.empty.json'}\n"
-        f"next: repogym tasks stats {out / 'tasks.jsonl'}   |   "
-        f"repogym grade {out / 'tasks.jsonl'} --instance ID --patch my.diff",
-        markup=False,
-    )
-    if n == 0 or result.gold_resolved != n or result.empty_resolved != 0:
-        err_console.print(
-            "[red]quickstart: the pipeline did not behave as expected (see the reports above)[/]"
-        )
-        sys.exit(1)
+    seconds = lambda key: f"{data['timings'][key]:.1f}" if key in data["timings"] else ""  # noqa: E731
+    n = data["tasks"]
+    table.add_row("sample repos", f"{len(data['repos'])} ({data['planted_fixes']} planted fixes)", seconds("generate_s"))
+    table.add_row("mined", f"{data['candidates']} candidates / {data['commits_scanned']} commits", seconds("mine_s"))
+    table.add_row("synth", f"{data['synth_candidates']} single-line bugs", seconds("synth_s"))
+    table.add_row("validated", f"{data['validated']} proved by their tests", seconds("validate_s"))
+    table.add_row("privacy scrub", f"{data['privacy_dropped']} dropped (secrets, licence)", "")
+    table.add_row("tasks written", f"{n}", "")
+    table.add_row("gold patches", f"{data['gold_resolved']}/{n} resolved", seconds("grade_s"))
+    table.add_row("empty patches", f"{data['empty_resolved']}/{n} resolved", "")
+    return table
 
 
-def _s(result, key: str) -> str:  # type: ignore[no-untyped-def]
-    value = result.timings.get(key)
-    return f"{value:.1f}" if value is not None else ""
+def before_after_table(result: Any, plan: Any) -> Table:
+    from repogym.quickstart_loop import before_after_rows
+
+    counts = result.split_counts
+    table = Table(
+        title="before / after: resolved on held-out tasks (pass@1, bootstrap 95% interval)",
+        caption=f"trained on {counts['train']} tasks; agentless, 3-line window at the gold patch's lines "
+        f"(perfect fault localization); tiny model, {plan.budget_minutes:g} training minutes",
+    )  # fmt: skip
+    for name in ("held-out split", "baseline", "after SFT", "after SFT+GRPO"):
+        table.add_column(name, justify="left" if name == "held-out split" else "right")
+    for row in before_after_rows(result.scores):
+        table.add_row(*row)
+    return table
+
+
+def _clock(started: float) -> str:
+    seconds = int(time.monotonic() - started)
+    return f"{seconds // 60:02d}:{seconds % 60:02d}"

@@ -69,8 +69,12 @@ class RLResult:
         return self.output_dir
 
 
-def train_rl(config: RunConfig, *, resume: bool = False, notify: Notify = lambda _: None) -> RLResult:
-    """Run GRPO as configured; every configuration error is raised before the first step."""
+def train_rl(
+    config: RunConfig, *, resume: bool = False, notify: Notify = lambda _: None, progress: bool = False
+) -> RLResult:
+    """Run GRPO as configured; every configuration error is raised before the first step.
+
+    `progress` draws a rich bar (steps, rate, ETA, reward) in place of TRL's tqdm bar and log prints."""
     import torch
 
     per_device = check_numbers(config, _num_processes())
@@ -86,6 +90,10 @@ def train_rl(config: RunConfig, *, resume: bool = False, notify: Notify = lambda
     pool = ThreadPoolExecutor(workers, thread_name_prefix="repogym-grade")
     try:
         trainer = build_trainer(config, model_dir, tokenizer, envs, pool, per_device)
+        if progress:
+            from repogym.train.progress import use_rich_progress
+
+            use_rich_progress(trainer, "grpo")
         _write_run_file(out, config, envs)
         notify(f"training {config.total_steps} GRPO step(s) on {len(envs.tasks)} task(s) -> {out}")
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)

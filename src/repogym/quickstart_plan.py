@@ -1,0 +1,87 @@
+"""How big each stage of `repogym quickstart` is: one frozen plan from `--fast` and `--budget MINUTES`.
+
+The default plan is sized to finish within 15 minutes on 2 CPU cores (data about 4, training about 7,
+evaluation about 3); `--budget` sets the training minutes (pretraining, SFT and GRPO steps scale with
+it); `--fast` is the CI form: two sample repositories, few synthetic bugs, a few dozen training steps,
+every stage still run for real. The prompt is what makes a tiny model learnable at all (docs/benchmarks.md,
+"Learning"): agentless answers over a 3-line window around the bug, located by the gold patch
+(perfect fault localization), as the training probes found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from repogym.errors import ConfigError
+
+#: Training minutes of the default plan (what `--budget` replaces).
+DEFAULT_BUDGET_MIN = 7.0
+FAST_BUDGET_MIN = 0.8
+
+#: The agentless env options of every stage: 1 line either side of the bug, gold-localized.
+WINDOW_OPTIONS: dict[str, Any] = {"context": "window", "window_lines": 1, "localize": "oracle"}
+
+
+@dataclass(frozen=True)
+class QuickstartPlan:
+    """Every size the quickstart's stages use; `quickstart.json` records it so a resume uses the same."""
+
+    fast: bool
+    budget_minutes: float
+    repos: int
+    """Sample repositories generated; the last is the held-out repository (never trained on)."""
+    synth_per_repo: int
+    """Synthetic single-line bugs drawn per repository (validated like mined ones)."""
+    split_ratio: float
+    """Share of the training repositories' tasks in train; the rest (held-out functions) is tested."""
+    pretrain_minutes: float
+    sft_steps: int
+    sft_batch: int
+    grpo_steps: int
+    grpo_generations: int
+    grpo_batch: int
+    eval_attempts: int
+    max_reply_tokens: int
+    """Longest answer sampled in eval and GRPO (a window answer is about 60 tokens)."""
+    seed: int = 0
+    learning_rate_sft: float = 1e-3
+    learning_rate_grpo: float = 2e-5
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def env_options(self) -> dict[str, Any]:
+        return dict(WINDOW_OPTIONS)
+
+
+def make_plan(fast: bool = False, budget_minutes: float | None = None, repos: int | None = None,
+              seed: int = 0) -> QuickstartPlan:  # fmt: skip
+    """The plan for `--fast` / `--budget` / `--repos` (None: the mode's default)."""
+    budget = budget_minutes if budget_minutes is not None else (FAST_BUDGET_MIN if fast else DEFAULT_BUDGET_MIN)
+    if budget <= 0:
+        raise ConfigError(f"--budget {budget}: give the training minutes (> 0), e.g. --budget 7")
+    n_repos = repos if repos is not None else (2 if fast else 3)
+    if n_repos < 2:
+        raise ConfigError(
+            f"--repos {n_repos}: the quickstart needs at least 2 sample repositories (one is held out)"
+        )
+    # Minutes split about 40 / 35 / 25 between pretraining, SFT and GRPO; steps per minute measured on
+    # 2 busy cores (SFT ~2 steps/s at batch 8, GRPO ~8 s a step with its sandbox grading).
+    return QuickstartPlan(
+        fast=fast,
+        budget_minutes=budget,
+        repos=n_repos,
+        synth_per_repo=6 if fast else 16,
+        split_ratio=0.6,
+        pretrain_minutes=round(0.4 * budget, 2),
+        sft_steps=max(20, int(0.35 * budget * 60 * 1.5)),
+        sft_batch=8,
+        grpo_steps=max(2, int(0.25 * budget * 60 / 8)),
+        grpo_generations=4,
+        grpo_batch=4 if fast else 8,
+        eval_attempts=1,
+        max_reply_tokens=96,
+        seed=seed,
+    )
