@@ -13,7 +13,9 @@ Per target:
    written into it, then the WHOLE suite K times with the bug and K times without, in the same bwrap
    sandbox and environment (the environment build is not counted for either side);
 3. for G validated tasks drawn with the seed, `repogym grade TASKS --instance ID --gold` must resolve
-   and `--empty` must not (the CLI, as a user runs it).
+   and `--empty` must not (the CLI, as a user runs it);
+4. `repogym tasks split TASKS --by function` on the validated tasks, twice with the seed and once with
+   seed + 1: no function on both sides, byte-identical output from the same seed, another split from another.
 
 CPU time is the cgroup v1 cpuacct usage of this process and every descendant (the jails included: their
 CPU never reaches this process's RUSAGE_CHILDREN); where no cgroup can be made it falls back to
@@ -39,12 +41,13 @@ from pathlib import Path
 
 from _common import machine_line, markdown_table
 
-from repogym.dataset import save_tasks
+from repogym.dataset import load_tasks, save_tasks
 from repogym.grading.parsers import TestRun, get_parser
 from repogym.sandbox.base import OUT_DIR, PLUGIN_DIR, Bind, Mounts, read_jail_file
 from repogym.sandbox.bwrap import SANDBOX_UID, is_root
 from repogym.sandbox.runtime import TaskRuntime, make_sandbox
 from repogym.synth.config import SynthConfig
+from repogym.synth.locate import task_locations
 from repogym.synth.store import TaskRepo
 from repogym.synth.synth import synthesize
 from repogym.task import Task
@@ -73,7 +76,13 @@ class CpuMeter:
     def close(self) -> None:
         if self.group is not None:
             Path("/sys/fs/cgroup/cpuacct/cgroup.procs").write_text(str(os.getpid()))
-            self.group.rmdir()
+            for _ in range(50):  # a jail's last process may still be exiting (EBUSY until it has)
+                try:
+                    self.group.rmdir()
+                    return
+                except OSError:
+                    time.sleep(0.2)
+            print(f"could not remove {self.group}: remove it once its processes have exited", file=sys.stderr)
 
 
 def measure(meter: CpuMeter, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -156,6 +165,40 @@ def grade_sample(tasks_file: Path, tasks: list[Task], count: int, seed: int) -> 
     return dict(counts)
 
 
+def split_check(tasks_file: Path, seed: int) -> dict:
+    """`repogym tasks split --by function` through the CLI: disjoint by function, reproducible from the seed."""
+    repogym = str(Path(sys.executable).with_name("repogym"))
+    folders = {}
+    for tag, use in (("a", seed), ("b", seed), ("other", seed + 1)):
+        folder = tasks_file.with_name(f"{tasks_file.stem}-split-{tag}")
+        shutil.rmtree(folder, ignore_errors=True)
+        subprocess.run(
+            [repogym, "tasks", "split", str(tasks_file), "--by", "function", "--ratio", "0.8",
+             "--out-dir", str(folder), "--seed", str(use)],
+            check=True, capture_output=True,
+        )  # fmt: skip
+        folders[tag] = folder
+
+    def functions(path: Path) -> set[tuple]:
+        return {(t.repo, *loc) for t in load_tasks(path) for loc in task_locations(t)}
+
+    train, test = functions(folders["a"] / "train.jsonl"), functions(folders["a"] / "test.jsonl")
+    same = all(
+        (folders["a"] / name).read_bytes() == (folders["b"] / name).read_bytes()
+        for name in ("train.jsonl", "test.jsonl", "manifest.json")
+    )
+    other = (folders["a"] / "test.jsonl").read_bytes() != (folders["other"] / "test.jsonl").read_bytes()
+    counts = json.loads((folders["a"] / "manifest.json").read_text())["counts"]
+    return {
+        **counts,
+        "train_functions": len(train),
+        "test_functions": len(test),
+        "functions_on_both_sides": len(train & test),
+        "same_seed_identical": same,
+        "other_seed_differs": other,
+    }
+
+
 def run_target(
     name: str, repos: list[Path], work: Path, args: argparse.Namespace, meter: CpuMeter, max_candidates: int
 ) -> dict:
@@ -185,6 +228,7 @@ def run_target(
     sampled_ids = {t.instance_id for t in sample}
     ours_on_sample = sum(1 for t in run.tasks if t.instance_id in sampled_ids)
     grades = grade_sample(out, list(run.tasks), args.grade, args.seed)
+    split = split_check(out, args.seed)
     return {
         "target": name,
         "repos": [str(r) for r in repos],
@@ -203,11 +247,15 @@ def run_target(
             "cpu_s": round(naive_cpu, 1),
         },
         "grade": grades,
+        "split": split,
+        "machine": machine_line(),
     }
 
 
 def report(results: list[dict], meter: CpuMeter, args: argparse.Namespace) -> str:
-    lines = [f"Machine: {machine_line()}. CPU time: {meter.source}.", ""]
+    lines = [f"CPU time: {meter.source}.", ""]
+    for r in results:
+        lines += [f"Machine, {r['target']}: {r.get('machine') or machine_line()}.", ""]
     rows = []
     for r in results:
         ours_cpu = r["synth"]["cpu_s"] + r["validate"]["cpu_s"]
@@ -223,12 +271,53 @@ def report(results: list[dict], meter: CpuMeter, args: argparse.Namespace) -> st
         ["target", "candidates", "validated", "wall s", "CPU s", "validated / CPU-min", "naive validated", "naive CPU s",
          "naive / CPU-min", "ratio", "grade (gold resolves, empty does not)"], rows))  # fmt: skip
     for r in results:
+        if "split" in r:
+            sp = r["split"]
+            lines += ["", (
+                f"`tasks split --by function`, {r['target']}: train {sp['train']} tasks / {sp['train_functions']} "
+                f"functions, test {sp['test']} / {sp['test_functions']}, {sp['duplicates']} duplicate diffs dropped; "
+                f"functions on both sides: {sp['functions_on_both_sides']}; same seed byte-identical: "
+                f"{sp['same_seed_identical']}; seed + 1 gives another test side: {sp['other_seed_differs']}.")]  # fmt: skip
+    for r in results:
         lines += ["", f"Yield per method, {r['target']} ({', '.join(r['methods_validated'])} validated):", ""]
         lines.append(markdown_table(
             ["method", "candidates", "validated", "yield", "dropped"],
             [[m, v["candidates"], v["written"], f"{v['yield']:.0%}", ", ".join(f"{k}: {c}" for k, c in v["dropped"].items())]
              for m, v in sorted(r["by_method"].items())]))  # fmt: skip
     return "\n".join(lines)
+
+
+def naive_only(args: argparse.Namespace) -> dict:
+    """The naive baseline alone, on the mutants a full run of the same candidates and seed would draw."""
+    candidates = list(load_tasks(args.naive_only))
+    sample = random.Random(args.seed).sample(candidates, min(args.baseline, len(candidates)))
+    folders = (
+        [args.real] if args.real else sorted(p for p in args.samples_dir.iterdir() if (p / ".git").exists())
+    )
+    by_name = {folder.resolve().name: folder.resolve() for folder in folders}
+    sources = {t.repo: by_name.get(t.repo.split("/")[-1], folders[0].resolve()) for t in sample}
+    meter = CpuMeter()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        validated, wall, cpu = measure(meter, naive, sample, sources, args.runs)
+    finally:
+        meter.close()
+    ids = sorted(t.instance_id for t in sample)
+    return {"mutants": len(sample), "validated": validated, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+            "cpu_source": meter.source, "instance_ids": ids, "machine": machine_line()}  # fmt: skip
+
+
+def report_saved(files: list[Path], seed: int) -> str:
+    """The report of earlier runs' bench_synth.json files; a run saved without the split check gets one now."""
+    results = []
+    for file in files:
+        for result in json.loads(file.read_text()):
+            if "split" not in result:
+                result["split"] = split_check(file.with_name(f"{result['target']}-tasks.jsonl"), seed)
+            results.append(result)
+    meter = CpuMeter.__new__(CpuMeter)
+    meter.source = "as saved by each run (cgroup cpuacct where it could make one)"
+    return report(results, meter, argparse.Namespace())
 
 
 def main() -> None:
@@ -250,7 +339,22 @@ def main() -> None:
         "--grade", type=int, default=20, help="Validated tasks graded with --gold and --empty."
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--naive-only", type=Path, default=None,
+        help="Only the naive baseline, on --baseline candidates of this file drawn as a full run draws them "
+        "(the repositories: --samples-dir's or --real); to measure it beside a run already under way.",
+    )  # fmt: skip
+    parser.add_argument(
+        "--report-only", type=Path, nargs="+", default=None,
+        help="Print the report of saved bench_synth.json files (one run per target), adding the split check.",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.report_only:
+        print(report_saved(args.report_only, args.seed))
+        return
+    if args.naive_only:
+        print(json.dumps(naive_only(args)))
+        return
     work = args.work or Path(tempfile.mkdtemp(prefix="h-synth-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("REPOGYM_CACHE", str(work / "cache"))
@@ -275,7 +379,9 @@ def main() -> None:
                 )
             repos = sorted(p for p in args.samples_dir.iterdir() if (p / ".git").exists())
             results.append(run_target("samples", repos, work, args, meter, 0))
-            (work / "bench_synth.json").write_text(json.dumps(results, indent=2))  # kept if a later target dies
+            (work / "bench_synth.json").write_text(
+                json.dumps(results, indent=2)
+            )  # kept if a later target dies
         if args.real:
             results.append(run_target("real", [args.real], work, args, meter, args.max_real))
         (work / "bench_synth.json").write_text(json.dumps(results, indent=2))

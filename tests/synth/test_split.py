@@ -191,3 +191,16 @@ def test_by_repo_leaves_no_repository_on_both_sides(tasks):
     repos = [{t.repo for t in side} for side in (split.train, split.test)]
     assert split.test and not repos[0] & repos[1]
     assert split.manifest["test_keys"] == sorted(f"repo:{r}" for r in repos[1])
+
+
+def test_the_same_line_broken_in_two_functions_is_two_tasks_not_a_duplicate(tasks):
+    # toolz's check_valid and check_partial share `if num_pos_only < len(args):`; flipping it in each is two
+    # bugs with two fixes, and dropping one lost 31 of 381 validated toolz tasks before the key held the function.
+    other_function = tasks[0].replace(
+        instance_id="same-line-elsewhere",
+        patch=tasks[0].patch.replace("@@ -0 +0 @@", "@@ -40 +40 @@"),
+        metadata={**tasks[0].metadata, "function": "f_elsewhere"},
+    )
+    split = split_tasks([*tasks, other_function], "function", 0.8, 0)
+    assert split.manifest["duplicates"] == []
+    assert "same-line-elsewhere" in {t.instance_id for t in (*split.train, *split.test)}

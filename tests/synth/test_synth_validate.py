@@ -10,7 +10,10 @@ import pytest
 from repogym.dataset import load_tasks
 from repogym.grading.grade import grade
 from repogym.patches import apply_patch, unified_diff
+from repogym.sandbox.envbuild import install_layer_dir
+from repogym.sandbox.repos import mirror
 from repogym.sandbox.runtime import TaskRuntime
+from repogym.sandbox.workspace import pristine_checkout
 from repogym.synth.config import SynthConfig
 from repogym.synth.methods import method_names
 from repogym.synth.synth import synthesize
@@ -104,6 +107,27 @@ def test_the_clean_suite_runs_once_for_all_candidates_of_a_repo_state(shapes_val
     assert shapes_validated.run.clean_runs == 1
     runs = [o.validation.get("before_runs") for o in shapes_validated.run.outcomes.values() if o.validation]
     assert 1 in runs  # a candidate whose tests all passed with the bug stopped after one run
+
+
+def test_candidates_borrow_the_clean_commit_s_install_layers(shapes_validated):
+    # Each candidate used to run the editable install again at its own commit: a package build per bug.
+    outcomes = [o for o in shapes_validated.run.outcomes.values() if o.validation]
+    assert outcomes
+    assert {o.validation["install_layers_from"] for o in outcomes} == {
+        o.validation["clean_commit"] for o in outcomes
+    }
+    # No layer was made at a dropped candidate's commit (validated ones are graded by later tests, which
+    # make theirs): the install step ran at the clean commit only.
+    dropped = [o for o in outcomes if o.verdict is not Verdict.VALIDATED]
+    assert dropped
+    for outcome in dropped:
+        candidate = next(c for c in shapes_validated.candidates if c.instance_id == outcome.instance_id)
+        pristine = pristine_checkout(
+            mirror(candidate.repo_source, (candidate.base_commit,)), candidate.base_commit
+        )
+        key = outcome.validation["env"]["env_key"]
+        assert not install_layer_dir(key, pristine, overlay=True).exists()
+        assert not install_layer_dir(key, pristine, overlay=False).exists()
 
 
 def test_only_the_tests_coverage_chose_run(shapes_validated):

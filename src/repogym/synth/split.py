@@ -1,7 +1,9 @@
 """Train/test splits that share nothing: no function (and by file, no file; by repo, no repo) on both sides.
 
-1. Identical diffs are deduplicated first (same repository, same files, same removed and added lines,
-   whatever the line numbers): the first in the input is kept.
+1. Identical diffs are deduplicated first (same repository, same functions, same removed and added lines,
+   whatever the line numbers): the first in the input is kept. The function counts: the same line broken
+   in two functions (toolz's `check_valid` and `check_partial` share `if num_pos_only < len(args):`) is
+   two bugs, while one function's bug at two revisions is one.
 2. Each task's locations come from `repogym.synth.locate` (metadata for synthetic tasks, the gold patch's
    lines looked up with `ast` for the others).
 3. `repo`, `file`, `function`: tasks that share a key (a repository; a file; a function, qualified by its
@@ -46,14 +48,18 @@ class Split:
     manifest: dict[str, Any]
 
 
-def diff_key(task: Task) -> str:
-    """What makes two diffs identical: the repository and, per file, the removed and added lines.
+def diff_key(task: Task, locations: Sequence[tuple[str, str]] | None = None) -> str:
+    """What makes two diffs identical: the repository, the (file, function) pairs it touches (`locations`,
+    looked up with `task_locations` when not given) and, per file, the removed and added lines.
 
     >>> a = Task("a", "o/r", "c1", "--- a/f.py\\n+++ b/f.py\\n@@ -1 +1 @@\\n-x\\n+y\\n")
     >>> diff_key(a) == diff_key(a.replace(instance_id="b", patch=a.patch.replace("-1 +1", "-7 +7")))
     True
+    >>> diff_key(a, [("f.py", "g")]) == diff_key(a, [("f.py", "h")])
+    False
     """
-    parts: list[Any] = [task.repo]
+    found = task_locations(task) if locations is None else locations
+    parts: list[Any] = [task.repo, sorted(list(loc) for loc in found)]
     for patched in parse_patch(task.patch) or []:
         parts.append(
             [
@@ -73,8 +79,9 @@ def split_tasks(
         raise ConfigError(f"--ratio {ratio}: must be between 0 and 1 (the share of tasks in train)")
     if not tasks:
         raise ConfigError("no tasks to split")
-    kept, duplicates = _dedupe(tasks)
-    locations = {t.instance_id: task_locations(t, repos_dir) for t in kept}
+    every = {t.instance_id: task_locations(t, repos_dir) for t in tasks}
+    kept, duplicates = _dedupe(tasks, every)
+    locations = {t.instance_id: every[t.instance_id] for t in kept}
     if by is SplitBy.TIME:
         train, test, held_out = _by_time(kept, locations, ratio)
         groups = None
@@ -85,11 +92,13 @@ def split_tasks(
     return Split(tuple(train), tuple(test), manifest)
 
 
-def _dedupe(tasks: Sequence[Task]) -> tuple[list[Task], list[dict[str, str]]]:
+def _dedupe(
+    tasks: Sequence[Task], locations: dict[str, list[tuple[str, str]]]
+) -> tuple[list[Task], list[dict[str, str]]]:
     seen: dict[str, str] = {}
     kept, duplicates = [], []
     for task in tasks:
-        key = diff_key(task)
+        key = diff_key(task, locations[task.instance_id])
         if key in seen:
             duplicates.append({"instance_id": task.instance_id, "same_diff_as": seen[key]})
             continue

@@ -12,6 +12,10 @@ and the suite's test files. Its gold patch turns the base commit (the bug) back 
 - before the gold patch only the candidate's tests run, K times in one episode, stopping after the first run
   when no test that passes cleanly failed (no FAIL_TO_PASS is then possible); a run with no trusted result
   (a hang, a crash) drops the candidate rather than counting its tests as failing;
+- the repo's install step (an editable install, `repogym.sandbox.installs`) is not run again per candidate:
+  its layers at the clean commit are stacked over the candidate's checkout, as long as they hold none of
+  the files the bug changed. The bug only edits source the install step does not write, so the two are
+  the same; without this every candidate paid for a build of the package (`uv pip install -e .`);
 - a candidate is kept with >= 1 FAIL_TO_PASS and >= 1 PASS_TO_PASS, as SWE-smith keeps them.
 """
 
@@ -32,7 +36,9 @@ from typing import TYPE_CHECKING, Any
 from repogym.errors import DatasetError
 from repogym.grading.grade import run_directives
 from repogym.grading.report import TestReport, TestStatus
+from repogym.patches import parse_patch
 from repogym.sandbox.cache import cache_dir
+from repogym.sandbox.installs import CommitLayers
 from repogym.sandbox.runtime import Episode, TaskRuntime
 from repogym.task import Source, Task
 from repogym.validate.classify import Category, category, classify
@@ -111,6 +117,9 @@ class CleanRun:
     runs: list[Statuses] | None = None
     seconds: float = 0.0
     error: str = ""
+    layers: CommitLayers | None = None
+    """The install layers of the clean commit, which candidates of this state borrow."""
+    env_key: str = ""
 
 
 class CleanRuns:
@@ -152,6 +161,8 @@ class CleanRuns:
                 run_directives(clean_task, episode, list(plan.suite_files), logs / f"clean-{k}.log")
                 for k in range(runs)
             ]
+        slot.layers = runtime.layers
+        slot.env_key = runtime.env.key if runtime.env is not None else ""
         self.made += 1
         slot.seconds = time.perf_counter() - started
         untrusted = next((r for r in reports if not r.results), None)
@@ -186,6 +197,7 @@ def validate_synthetic(
     wanted = set(plan.tests)
     after = [{t: s for t, s in run.items() if t in wanted} for run in clean.runs]
     clean_passing = [t for t in plan.tests if all(category(run.get(t)) is Category.PASS for run in after)]
+    borrowed = borrow_clean_layers(runtime, task, clean)
     budget = max(TIME_FLOOR_S, TIME_FACTOR * clean.seconds / max(runs, 1) + TIME_FLOOR_S / 3)
     runtime.limits = runtime.limits.model_copy(update={"wall_s": min(runtime.limits.wall_s, budget)})
     before, reports = _before_runs(task, runtime, plan, runs, logs, clean_passing)
@@ -199,6 +211,7 @@ def validate_synthetic(
         "tests_run": len(plan.tests),
         "clean_commit": plan.clean_commit,
         "clean_runs_reused": True,
+        "install_layers_from": plan.clean_commit if borrowed else task.base_commit,
         "env": spec.to_dict(),
         "logs": {"before": reports[0].log_path},
         "timings": {
@@ -223,6 +236,25 @@ def validate_synthetic(
         validation=validation,
         fingerprint=fingerprint,
     )
+
+
+def borrow_clean_layers(runtime: TaskRuntime, task: Task, clean: CleanRun) -> bool:
+    """Give the candidate's runtime the clean commit's install layers over its own checkout (see the module
+    docstring); False, and the runtime makes its own, when they are not known to be the same."""
+    layers = clean.layers
+    env = runtime.env
+    if layers is None or runtime.pristine is None or env is None or env.key != clean.env_key:
+        return False
+    if not layers.install_step or not runtime.sandbox.supports_overlay:
+        return False  # no install step: nothing to save; copy mode: the clean layer is a whole checkout
+    uppers = layers.repo[:-1]  # the last lower is the clean commit's own checkout
+    changed = [patched.path for patched in parse_patch(task.patch) or []]
+    if not changed or any(os.path.lexists(upper / path) for upper in uppers for path in changed):
+        return False  # the install wrote (or removed) a file the bug changed: its layer is not the bug's
+    if runtime.layers is not None:
+        return False  # already made (the runtime is this candidate's own, so nothing else sets it)
+    runtime.layers = CommitLayers((*uppers, runtime.pristine), layers.venv, None, layers.install_step)
+    return True
 
 
 def _before_runs(
