@@ -1,9 +1,9 @@
-"""Where a skip came from, as the report plugin records it and the judge weighs it: real pytest runs of small
-trusted files (host-side, like test_parsers_pytest.py), one per way a test can be skipped."""
+"""Where a skip came from, as the report plugin records it and the judge weighs it: real pytest runs in the
+sandbox (today's pytest, and pytest 5.4 on Python 3.9) of a small repo with one test per way to be skipped."""
 
 from __future__ import annotations
 
-import sys
+import dataclasses
 
 import pytest
 
@@ -11,7 +11,7 @@ from repogym.grading.judge import judge
 from repogym.grading.report import Outcome, TestStatus
 from repogym.task import Task
 
-from .test_parsers_pytest import PARSER, make_repo, run_pytest
+from .sandbox_runs import RUNS, git_task, run_all
 
 CORE = '''
 import unittest
@@ -84,8 +84,12 @@ PACKAGE_SKIP = "import pkg.skip_on_import\n\ndef test_never():\n    pass\n"
 SKIP_ON_IMPORT = 'import unittest\nraise unittest.SkipTest("the package skips every test that imports it")\n'
 
 T = "tests/test_skips.py::"
-UNITTEST_CONTEXT = sys.version_info >= (3, 11)  # addSkip runs while unittest handles the SkipTest
-EXPECTED = {
+
+
+def expected(python: str) -> dict[str, str]:
+    # Python >= 3.11's unittest reports a skip while it handles the SkipTest, so pytest's addSkip sees it.
+    context = not python or tuple(int(p) for p in python.split(".")[:2]) >= (3, 11)
+    return {
     T + "test_mark": "mark",
     T + "test_skipif": "mark",
     T + "test_skip_in_test": "tests/test_skips.py",
@@ -95,36 +99,44 @@ EXPECTED = {
     T + "test_code_calls_pytest_skip": "pkg/core.py",
     T + "test_code_hides_its_frame": "pkg/core.py",
     T + "TestUnit::test_decorated": "mark",
-    T + "TestUnit::test_skiptest_in_test": "tests/test_skips.py" if UNITTEST_CONTEXT else "",
-    T + "TestUnit::test_code_raises_skiptest": "pkg/core.py" if UNITTEST_CONTEXT else "",
+    T + "TestUnit::test_skiptest_in_test": "tests/test_skips.py" if context else "",
+    T + "TestUnit::test_code_raises_skiptest": "pkg/core.py" if context else "",
+    T + "test_ok": "",
 }
 
 
-@pytest.fixture(scope="module")
-def skips_report(tmp_path_factory: pytest.TempPathFactory):
-    repo = make_repo(tmp_path_factory.mktemp("skips"), {})
-    for path, text in {
+@pytest.fixture(scope="module", params=sorted(RUNS))
+def skips_run(request, tmp_path_factory, toy_task):
+    """(python, report) of one real run; toy_task sets the shared cache."""
+    files = {
         "pkg/__init__.py": "",
         "pkg/core.py": CORE,
         "pkg/skip_on_import.py": SKIP_ON_IMPORT,
         "tests/conftest.py": CONFTEST,
-        "tests/test_skips.py": TESTS,
+        "tests/test_skips.py": TESTS + "\n\ndef test_ok():\n    pass\n",
         "tests/test_module_skip.py": MODULE_SKIP,
         "tests/test_package_skip.py": PACKAGE_SKIP,
-    }.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text)
-    run = run_pytest(repo, test_cmd="python -m pytest -rA -p no:cacheprovider")
-    report = PARSER.parse(run)
-    assert report.collected, report.note + run.log
-    return report
+    }
+    env = dataclasses.replace(RUNS[request.param], test_cmd="python -m pytest -rA")  # pkg/ importable
+    task = git_task(tmp_path_factory.mktemp(request.param), files, env, f"t__skips-{request.param}", T + "test_ok")
+    report, log = run_all(task, tmp_path_factory.mktemp("logs"))
+    assert report.collected, report.note + log
+    return env.python, report
 
 
-def test_every_skip_records_where_it_came_from(skips_report) -> None:
-    assert {t: r.skipped_from for t, r in skips_report.results.items()} == EXPECTED
-    assert all(r.status is TestStatus.SKIPPED for r in skips_report.results.values())
+@pytest.fixture(scope="module")
+def skips_report(skips_run):
+    return skips_run[1]
 
 
+@pytest.mark.slow
+def test_every_skip_records_where_it_came_from(skips_run) -> None:
+    python, report = skips_run
+    assert {t: r.skipped_from for t, r in report.results.items()} == expected(python)
+    assert all(r.status is TestStatus.SKIPPED for t, r in report.results.items() if t != T + "test_ok")
+
+
+@pytest.mark.slow
 def test_modules_skipped_at_collection_record_their_origin(skips_report) -> None:
     assert skips_report.skipped_modules == {
         "tests/test_module_skip.py": "tests/test_module_skip.py",
@@ -134,10 +146,7 @@ def test_modules_skipped_at_collection_record_their_origin(skips_report) -> None
 
 def _verdict(report, pass_to_pass):
     task = Task("t", "o/r", "c0ffee", "", FAIL_TO_PASS=[T + "test_ok"], PASS_TO_PASS=pass_to_pass)
-    results = {**report.results, T + "test_ok": type(next(iter(report.results.values())))(T + "test_ok", TestStatus.PASSED)}
-    import dataclasses
-
-    return judge(task, dataclasses.replace(report, results=results))
+    return judge(task, report)
 
 
 @pytest.mark.parametrize(
@@ -152,6 +161,7 @@ def _verdict(report, pass_to_pass):
         "tests/test_module_skip.py::test_never",
     ],
 )
+@pytest.mark.slow
 def test_pass_to_pass_skipped_by_the_tests_is_not_a_regression(skips_report, test_id: str) -> None:
     verdict = _verdict(skips_report, [test_id])
     assert verdict.outcome is Outcome.RESOLVED, verdict.detail
@@ -168,6 +178,7 @@ def test_pass_to_pass_skipped_by_the_tests_is_not_a_regression(skips_report, tes
         "tests/test_package_skip.py::test_never",
     ],
 )
+@pytest.mark.slow
 def test_hostile_skip_raised_by_code_under_test_hides_no_regression(skips_report, test_id: str) -> None:
     """The attack: the patch breaks a PASS_TO_PASS test and makes the code under test raise a skip on the way,
     hoping the grader counts a skipped test as no regression (SWE-bench's rule for skips)."""
@@ -176,6 +187,7 @@ def test_hostile_skip_raised_by_code_under_test_hides_no_regression(skips_report
     assert verdict.pass_to_pass[test_id] is TestStatus.SKIPPED and test_id not in verdict.not_counted
 
 
+@pytest.mark.slow
 def test_a_skipped_fail_to_pass_test_never_passes(skips_report) -> None:
     task = Task("t", "o/r", "c0ffee", "", FAIL_TO_PASS=[T + "test_mark"], PASS_TO_PASS=[])
     assert judge(task, skips_report).outcome is Outcome.UNRESOLVED

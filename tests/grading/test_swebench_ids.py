@@ -9,17 +9,16 @@ after pytest's summary cannot pass a cut id none of whose tests passed.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from repogym.grading.grade import run_tests
 from repogym.grading.judge import judge
 from repogym.grading.parsers.swebench_ids import names_a_test, read_printed
 from repogym.grading.report import Outcome, TestReport
-from repogym.sandbox.runtime import TaskRuntime
-from repogym.task import EnvSpec, Task
+from repogym.task import Task
+
+from .sandbox_runs import RUNS, git_task, run_all
 
 DATA = Path(__file__).parent / "data" / "swebench_ids"
 
@@ -57,44 +56,13 @@ atexit.register(_forge)
 OK_TEST = "tests/test_ids.py::test_space[ok]"
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@e.invalid", "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(repo),
-           "PATH": "/usr/bin:/bin"}  # fmt: skip
-    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
-
-
-def _ids_task(root: Path, env: EnvSpec, instance_id: str) -> Task:
-    repo = root / "ids"
-    (repo / "tests").mkdir(parents=True)
-    (repo / "pytest.ini").write_text("[pytest]\n")
-    (repo / "tests" / "test_ids.py").write_text(TEST_IDS)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "ids")
-    base = _git(repo, "rev-parse", "HEAD").strip()
-    return Task(instance_id, "t/ids", base, "", FAIL_TO_PASS=[OK_TEST], repo_source=str(repo), env=env)
-
-
-# Today's pytest on the host's Python, and SWE-bench's pytest 5.4-era pins on Python 3.9.
-RUNS = {
-    "pytest-now": EnvSpec(test_cmd="pytest -rA"),
-    "pytest-5.4": EnvSpec(python="3.9", packages=("pytest==5.4.3", "py==1.11.0"), test_cmd="pytest -rA"),
-}
-
-
 @pytest.fixture(scope="module", params=sorted(RUNS))
 def ids_run(request, tmp_path_factory, toy_task) -> tuple[str, Task, TestReport, str]:
     """(name, task, report, log) of one real run; toy_task sets the shared cache."""
     name = request.param
-    task = _ids_task(tmp_path_factory.mktemp(name), RUNS[name], f"t__ids-{name}")
-    try:
-        runtime = TaskRuntime.create(task, "bwrap").prepare()
-    except Exception as exc:  # no Python 3.9 or no package index here
-        pytest.skip(f"cannot build the {name} environment: {exc}")
-    with runtime.episode() as episode:
-        report = run_tests(task, episode, [], log_dir=tmp_path_factory.mktemp("logs"))
-    log = Path(report.log_path).read_text()
+    files = {"tests/test_ids.py": TEST_IDS}
+    task = git_task(tmp_path_factory.mktemp(name), files, RUNS[name], f"t__ids-{name}", OK_TEST)
+    report, log = run_all(task, tmp_path_factory.mktemp("logs"))
     return name, task, report, log
 
 
