@@ -188,6 +188,9 @@ class GradeResult:
     compile_errors: tuple[str, ...] | None = None
     """Changed Python files that do not compile, or the import error of the package; None = not checked."""
     timings: dict[str, float] = field(default_factory=dict)
+    not_counted: dict[str, str] = field(default_factory=dict)
+    """PASS_TO_PASS tests that counted neither way, with why (skipped by the tests themselves, or an id that
+    names no test); see grading/judge.py."""
 
     @property
     def resolved(self) -> bool:
@@ -215,6 +218,7 @@ class GradeResult:
             "log_path": self.report.log_path if self.report else "",
             "compile_errors": list(self.compile_errors) if self.compile_errors is not None else None,
             "timings": self.timings,
+            "not_counted": self.not_counted,
         }
 
     @classmethod
@@ -233,4 +237,5 @@ class GradeResult:
             detail=row.get("detail", ""),
             compile_errors=tuple(row["compile_errors"]) if row.get("compile_errors") is not None else None,
             timings=dict(row.get("timings", {})),
+            not_counted=dict(row.get("not_counted", {})),
         )
