@@ -44,13 +44,21 @@ JSON_VALUES = st.recursive(
 )
 KNOWN_FIELDS = {*SWEBENCH_FIELDS, *REPOGYM_FIELDS}
 
+# env.python and env.exclude_newer are checked when a task loads: generate the forms they accept.
+PYTHONS = st.just("") | st.from_regex(r"3(\.[0-9]{1,2}){0,2}", fullmatch=True) | st.just("/usr/bin/python3.9")
 env_specs = st.builds(
     EnvSpec,
-    python=TEXT,
+    python=PYTHONS,
     install=st.lists(TEXT, max_size=3).map(tuple),
     packages=st.lists(TEXT, max_size=2).map(tuple),
     test_cmd=TEXT,
     log_parser=TEXT,
+    test_env=st.dictionaries(
+        st.from_regex(r"[A-Z_][A-Z0-9_]{0,8}", fullmatch=True),
+        TEXT.filter(lambda v: "\0" not in v),
+        max_size=3,
+    ),
+    exclude_newer=st.sampled_from(["", "2021-03-04", "2021-03-04T05:06:07Z", "2021-03-04T05:06:07+02:00"]),
 )
 tasks = st.builds(
     Task,

@@ -145,3 +145,36 @@ def test_replace_returns_a_new_task():
     changed = task.replace(FAIL_TO_PASS=["t"])
     assert changed.FAIL_TO_PASS == ["t"]
     assert task.FAIL_TO_PASS == []
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"python": "python3.9"},
+            r"'env.python' is 'python3.9': give a version .* or an interpreter's absolute path",
+        ),
+        ({"python": "3.9-dev"}, r"'env.python' is '3.9-dev'"),
+        ({"exclude_newer": "2021-13-01"}, r"'env.exclude_newer' is '2021-13-01': give an RFC 3339 date-time"),
+        ({"exclude_newer": "2021-03-04T05:06:07"}, r"'env.exclude_newer' is .*with seconds and a zone"),
+        ({"test_env": {"A": 1}}, r"'env.test_env' must be an object of strings"),
+        ({"test_env": {"1A": "x"}}, r"'env.test_env' has a bad variable '1A'"),
+    ],
+)
+def test_bad_env_fields_fail_when_the_task_file_loads(env, message):
+    row = {"instance_id": "a__b-1", "repo": "a/b", "base_commit": "c", "patch": "p", "env": env}
+    with pytest.raises(DatasetError, match=r"^tasks.jsonl:3 \(instance_id 'a__b-1'\): " + message):
+        Task.from_dict(row, "tasks.jsonl:3")
+
+
+def test_env_python_exclude_newer_and_test_env_round_trip():
+    spec = EnvSpec.from_dict(
+        {
+            "python": "/opt/py/bin/python3.9",
+            "exclude_newer": "2021-03-04T05:06:07+02:00",
+            "test_env": {"DJANGO_SETTINGS_MODULE": "tests.settings", "LANG": "en_US.UTF-8"},
+        }
+    )
+    assert spec.test_env["LANG"] == "en_US.UTF-8"
+    assert EnvSpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
+    assert EnvSpec.from_dict({"python": "3.9.18", "exclude_newer": "2021-03-04"}).python == "3.9.18"

@@ -66,6 +66,9 @@ class EnvConfig(_Model):
     """'agent': multi-turn tool use; 'agentless': one SEARCH/REPLACE answer (SWE-RL's setting)."""
     sandbox: str = "bwrap"
     """Sandbox backend: bwrap (isolated, the default) or local (no isolation)."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """More `repogym.env.options.EnvOptions` fields for every episode (e.g. {observation_chars: 4000});
+    checked against EnvOptions before training starts."""
 
 
 class RolloutConfig(_Model):
@@ -74,9 +77,75 @@ class RolloutConfig(_Model):
     num_candidates: int = Field(default=8, ge=1, le=4096)
     """Attempts per task (the GRPO group size)."""
     async_: bool = Field(default=True, alias="async")
-    """Overlap policy calls with sandbox work."""
+    """Overlap policy calls with sandbox work. In GRPO agent mode a submitted diff is graded in the
+    background while the group's other rollouts still generate; agentless answers only exist once TRL's
+    one batched generate call returns, so there it changes nothing."""
     max_steps: int = Field(default=50, ge=1, le=10_000)
-    """Tool calls per episode before it is truncated."""
+    """Tool calls per episode before it is truncated (in GRPO: TRL's max_tool_calling_iterations)."""
+
+
+class GRPOSettings(_Model):
+    """GRPO knobs beyond the seed's keys; names and defaults are TRL's GRPOConfig's unless said otherwise."""
+
+    loss_type: Literal["dapo", "grpo", "dr_grpo", "bnpo", "cispo", "sapo"] = "dapo"
+    """Policy loss aggregation (TRL's default dapo: token-level, no length bias)."""
+    beta: float = Field(default=0.0, ge=0)
+    """KL coefficient against the starting model; > 0 loads a frozen reference copy (and logs `kl`)."""
+    epsilon: float = Field(default=0.2, gt=0, lt=1)
+    """Lower clip range of the importance ratio."""
+    epsilon_high: float | None = Field(default=None, gt=0, lt=1)
+    """Upper clip range (DAPO's clip-higher uses 0.28); None: the same as epsilon."""
+    scale_rewards: Literal["group", "batch", "none"] = "group"
+    """Divide advantages by the group's reward std, the batch's, or not at all (Dr. GRPO: none)."""
+    num_iterations: int = Field(default=1, ge=1)
+    """Optimiser passes over each generated batch (mu in the GRPO paper)."""
+    max_completion_length: int = Field(default=512, ge=1)
+    """Longest completion in tokens; in agent mode it bounds all turns of a rollout together."""
+    temperature: float = Field(default=1.0, gt=0)
+    """Sampling temperature of rollouts."""
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    """Nucleus sampling of rollouts."""
+    gradient_accumulation_steps: int = Field(default=1, ge=1)
+    """Micro-batches per optimiser step; batch_size must be a multiple of it."""
+    lr_scheduler_type: str = "linear"
+    """transformers scheduler name (linear, constant, cosine, ...)."""
+    max_grad_norm: float = Field(default=1.0, gt=0)
+    """Gradient clipping norm."""
+    gradient_checkpointing: bool = True
+    """Recompute activations in the backward pass (saves memory on big models, costs time on tiny ones)."""
+    save_steps: int = Field(default=50, ge=1)
+    """Write a checkpoint (model, optimiser, scheduler, RNG, trainer state) every this many steps."""
+    save_total_limit: int | None = Field(default=None, ge=1)
+    """Keep only the newest N checkpoints (None: keep all)."""
+    logging_steps: int = Field(default=1, ge=1)
+    """Write a metrics.jsonl row every this many steps."""
+    grading_workers: int = Field(default=0, ge=0)
+    """Completions graded at once in the sandbox; 0: one per CPU core of this machine."""
+    report_to: list[str] = Field(default_factory=lambda: ["tensorboard"])
+    """transformers loggers besides metrics.jsonl (tensorboard, wandb, ...; [] for none)."""
+    use_vllm: bool = False
+    """Generate with vLLM when it is installed (TRL's use_vllm)."""
+    vllm_mode: Literal["colocate", "server"] = "colocate"
+    """colocate: vLLM in the training process; server: a `trl vllm-serve` process."""
+
+
+class FlywheelConfig(_Model):
+    """`repogym train flywheel`: rounds of rollout -> SFT on what resolved -> GRPO -> held-out eval."""
+
+    eval_task_set: str = ""
+    """Held-out task file, evaluated after every round (never trained on)."""
+    attempts: int = Field(default=4, ge=1)
+    """Rollouts of the current policy per train task per round (rejection sampling)."""
+    eval_attempts: int = Field(default=1, ge=1)
+    """Attempts per held-out task; the resolve rate is over all of them."""
+    sft_steps: int = Field(default=50, ge=1)
+    """SFT optimiser steps per round."""
+    sft_learning_rate: float = Field(default=1e-4, gt=0, lt=1)
+    """SFT learning rate."""
+    grpo_steps: int | None = Field(default=None, ge=1)
+    """GRPO steps per round (None: total_steps)."""
+    max_reply_tokens: int = Field(default=512, ge=1)
+    """Longest reply of the policy in rollouts and evaluation."""
 
 
 class RunConfig(_Model):
@@ -90,11 +159,18 @@ class RunConfig(_Model):
     env: EnvConfig = Field(default_factory=EnvConfig)
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     batch_size: int = Field(default=32, ge=1)
-    """Prompts per optimiser step."""
+    """Completions per optimiser step (TRL's generation batch): batch_size / rollout.num_candidates tasks,
+    each sampled rollout.num_candidates times, so it must be a multiple of rollout.num_candidates."""
     learning_rate: float = Field(default=1e-6, gt=0, lt=1)
     """Optimiser learning rate; YAML 1.1 reads 1e-6 as a string, which is accepted as the number."""
     total_steps: int = Field(default=1000, ge=1)
     """Optimiser steps."""
+    output_dir: str = "runs/grpo"
+    """Run folder: checkpoint-N/ folders, metrics.jsonl, TensorBoard logs and the final model."""
+    seed: int = 0
+    """Seed of sampling, data order and initialisation (a run is reproducible on one machine)."""
+    grpo: GRPOSettings = Field(default_factory=GRPOSettings)
+    flywheel: FlywheelConfig = Field(default_factory=FlywheelConfig)
 
 
 def load_yaml(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -283,11 +283,24 @@ def _flatten_for_columns(row: dict[str, Any]) -> dict[str, Any]:
         if name in flat:
             # Key order is kept: SWE-bench export writes `extra` fields back in their input order.
             flat[name] = json.dumps(flat[name], ensure_ascii=False, allow_nan=False)
+    env = flat.get("env")
+    if isinstance(env, dict) and isinstance(env.get("test_env"), dict):
+        # A map column would not survive `datasets` (no map feature): JSON text, as for metadata.
+        flat["env"] = {**env, "test_env": json.dumps(env["test_env"], ensure_ascii=False)}
     return flat
 
 
 def _unflatten_from_columns(row: dict[str, Any], where: str) -> dict[str, Any]:
     restored = dict(row)
+    env = restored.get("env")
+    if isinstance(env, dict) and "test_env" in env:
+        text = env["test_env"]
+        try:
+            restored["env"] = {**env, "test_env": json.loads(text) if text else None}
+        except (TypeError, json.JSONDecodeError):
+            raise DatasetError(
+                f"{where}: column 'env.test_env' must hold JSON text, got {text!r:.60}"
+            ) from None
     for name in _JSON_TEXT_COLUMNS:
         value = restored.get(name)
         if isinstance(value, str):
@@ -330,6 +343,8 @@ def _repogym_schema() -> pyarrow.Schema:
             ("packages", pa.list_(text)),
             ("test_cmd", text),
             ("log_parser", text),
+            ("test_env", text),
+            ("exclude_newer", text),
         ]
     )
     return pa.schema(

@@ -77,7 +77,9 @@ def append_jsonl(path: str | os.PathLike[str], row: dict[str, Any]) -> None:
     line = (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
     try:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-    except FileNotFoundError:  # the first record of a file whose folder does not exist yet (as atomic writes do)
+    except (
+        FileNotFoundError
+    ):  # the first record of a file whose folder does not exist yet (as atomic writes do)
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:

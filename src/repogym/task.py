@@ -9,8 +9,10 @@ exactly what SWE-bench writes.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import enum
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,23 +47,46 @@ class Source(enum.StrEnum):
     IMPORTED = "imported"
 
 
+_PYTHON_VERSION = re.compile(r"\d+(\.\d+){0,2}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_RFC3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}"  # a date, or a date-time with seconds and a zone (Z or +hh:mm)
+    r"|\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})"
+)
+
+
 @dataclass(frozen=True)
 class EnvSpec:
     """How to build and test a task's Python environment.
 
-    Empty fields mean "detect from the repository" (see `repogym.sandbox.envbuild`).
+    Empty fields mean "detect from the repository" (see `repogym.sandbox.envbuild`). Which fields decide
+    the environment's contents (and so its cache key): python, install, packages, exclude_newer and the
+    repository's dependency files. test_cmd, log_parser (except for the packages it needs) and test_env
+    only change how tests run, so tasks differing only there share one environment.
     """
 
     python: str = ""
-    """Python version to use, e.g. "3.11" or "3.9.18"; empty = the interpreter repogym runs on."""
+    """Python for the environment: a version ("3.9" picks the newest 3.9.x installed, "3.9.18" that one)
+    or an interpreter's absolute path ("/opt/py/bin/python3.9"); empty = the interpreter repogym runs on."""
     install: tuple[str, ...] = ()
-    """Shell commands run at build time in the repo with the env activated; empty = detect."""
+    """Shell commands run in the repo with the env activated (pip is there: `python -m pip install -e .`
+    works). They run once per environment and once per commit of it, so what they write inside the repo
+    (a generated _version.py, in-place extensions, egg-info) is in every episode of that commit; the grader
+    runs them again when a candidate patch changes packaging files. Empty = detect (requirements files,
+    then an editable install of the repo with its test extras)."""
     packages: tuple[str, ...] = ()
     """Extra requirements installed with uv before `install` (e.g. "pytest<8")."""
     test_cmd: str = ""
     """Command that runs tests; test ids are appended. Empty = the log parser's default."""
     log_parser: str = "pytest"
     """Name of the log parser that reads the test run (see `repogym.grading.parsers`)."""
+    test_env: dict[str, str] = field(default_factory=dict, hash=False)
+    """Environment variables set for every command of the task's episodes (test runs and the agent's tools),
+    over the jail's clean environment; never for environment builds. E.g. {"DJANGO_SETTINGS_MODULE": ...}."""
+    exclude_newer: str = ""
+    """Resolve every package as of this moment: an RFC 3339 date-time ("2021-03-04T12:00:00Z") or a date
+    ("2021-03-04", meaning the end of that day in UTC). Applied to uv (UV_EXCLUDE_NEWER) and pip
+    (PIP_UPLOADED_PRIOR_TO, pip >= 25.3) in every build step. Empty = today's packages."""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None, where: str = "env") -> EnvSpec:
@@ -74,7 +99,7 @@ class EnvSpec:
         if unknown:
             raise DatasetError(f"{where}: unknown key(s) in 'env': {unknown}; allowed: {sorted(known)}")
         kwargs: dict[str, Any] = {}
-        for name in ("python", "test_cmd", "log_parser"):
+        for name in ("python", "test_cmd", "log_parser", "exclude_newer"):
             if name in data and data[name] is not None:
                 if not isinstance(data[name], str):
                     raise DatasetError(f"{where}: 'env.{name}' must be a string, got {data[name]!r}")
@@ -88,6 +113,10 @@ class EnvSpec:
             if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
                 raise DatasetError(f"{where}: 'env.{name}' must be a list of strings, got {value!r}")
             kwargs[name] = tuple(value)
+        if data.get("test_env") is not None:
+            kwargs["test_env"] = _test_env(data["test_env"], where)
+        _check_python(kwargs.get("python", ""), where)
+        _check_exclude_newer(kwargs.get("exclude_newer", ""), where)
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -97,7 +126,65 @@ class EnvSpec:
             "packages": list(self.packages),
             "test_cmd": self.test_cmd,
             "log_parser": self.log_parser,
+            "test_env": dict(self.test_env),
+            "exclude_newer": self.exclude_newer,
         }
+
+
+def _check_python(value: str, where: str) -> None:
+    """`env.python` is empty, a version, or an absolute interpreter path.
+
+    >>> _check_python("3.9", "t"); _check_python("/usr/bin/python3", "t")
+    >>> _check_python("python3.9", "tasks.jsonl:3")
+    Traceback (most recent call last):
+    ...
+    repogym.errors.DatasetError: tasks.jsonl:3: 'env.python' is 'python3.9': give a version ("3.9", "3.9.18") or an interpreter's absolute path ("/usr/bin/python3.9")
+    """
+    if not value or _PYTHON_VERSION.fullmatch(value) or (value.startswith("/") and "\0" not in value):
+        return
+    raise DatasetError(
+        f'{where}: \'env.python\' is {value!r}: give a version ("3.9", "3.9.18") or an interpreter\'s '
+        'absolute path ("/usr/bin/python3.9")'
+    )
+
+
+def _check_exclude_newer(value: str, where: str) -> None:
+    """`env.exclude_newer` is empty, an RFC 3339 date-time with a zone, or a date.
+
+    >>> _check_exclude_newer("2021-03-04", "t"); _check_exclude_newer("2021-03-04T05:06:07+02:00", "t")
+    >>> _check_exclude_newer("2021-03-04T05:06", "t")
+    Traceback (most recent call last):
+    ...
+    repogym.errors.DatasetError: t: 'env.exclude_newer' is '2021-03-04T05:06': give an RFC 3339 date-time with seconds and a zone ("2021-03-04T05:06:07Z") or a date ("2021-03-04")
+    """
+    if not value:
+        return
+    try:
+        valid = bool(_RFC3339.fullmatch(value)) and bool(
+            datetime.date.fromisoformat(value[:10])
+            and datetime.datetime.fromisoformat(value.replace("z", "Z"))
+        )
+    except ValueError:
+        valid = False
+    if not valid:
+        raise DatasetError(
+            f"{where}: 'env.exclude_newer' is {value!r}: give an RFC 3339 date-time with seconds and a zone "
+            '("2021-03-04T05:06:07Z") or a date ("2021-03-04")'
+        )
+
+
+def _test_env(value: Any, where: str) -> dict[str, str]:
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise DatasetError(f"{where}: 'env.test_env' must be an object of strings, got {value!r}")
+    for name, text in value.items():
+        if not _ENV_NAME.fullmatch(name) or "\0" in text:
+            raise DatasetError(
+                f"{where}: 'env.test_env' has a bad variable {name!r}: names are letters, digits and _, "
+                "not starting with a digit; values hold no NUL"
+            )
+    return dict(value)
 
 
 @dataclass(frozen=True)

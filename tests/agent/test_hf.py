@@ -1,4 +1,4 @@
-"""The hf backend on a tiny local model: chat template with tools, batched generation, token facts."""
+"""The hf backend on a tiny local model: chat template with tools, continuous batching, token facts."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from repogym.agent.backends.hf import ContextOverflow, HFPolicy, split_tool_calls
+from repogym.agent.backends.hf_engine import JobCancelled
 from repogym.agent.policies import PolicyConfig, PolicyRequest, SamplingParams, make_policy
 from repogym.errors import ConfigError
 
@@ -53,6 +54,39 @@ def test_concurrent_requests_are_batched_and_match_single_greedy_runs(policy):
         together = list(pool.map(policy.act, requests))
     # Left padding must not change greedy output: each reply equals its unbatched self.
     assert [t.completion_token_ids for t in together] == [t.completion_token_ids for t in alone]
+
+
+def test_seeded_sampling_gives_the_same_tokens_alone_and_in_a_batch_with_other_settings(policy):
+    settings = [
+        SamplingParams(temperature=1.0, max_tokens=9, seed=1),
+        SamplingParams(temperature=0.8, top_p=0.5, max_tokens=5, seed=2),
+        SamplingParams(max_tokens=7),  # greedy
+        SamplingParams(temperature=1.0, max_tokens=9, seed=3),
+    ]
+    requests = [PolicyRequest(MESSAGES, TOOLS, sampling) for sampling in settings]
+    alone = [policy.act(request) for request in requests]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(policy.act, requests))
+    assert [t.completion_token_ids for t in together] == [t.completion_token_ids for t in alone]
+    for batched, single in zip(together, alone, strict=True):
+        assert batched.logprobs == pytest.approx(single.logprobs, abs=1e-4)
+    # Each row keeps its own budget; seeds 1 and 3 differ although the settings are otherwise equal.
+    assert all(t.completion_tokens <= s.max_tokens for t, s in zip(together, settings, strict=True))
+    assert together[0].completion_token_ids != together[3].completion_token_ids
+
+
+def test_a_long_request_blocks_no_other_and_stops_when_cancelled(policy):
+    long_job = policy.submit(PolicyRequest(MESSAGES, [], SamplingParams(max_tokens=6000)))
+    before = policy.stats()
+    short = policy.act(PolicyRequest(MESSAGES, [], SamplingParams(max_tokens=3)))
+    assert 1 <= short.completion_tokens <= 3
+    assert not long_job.future.done()  # the short one joined the running batch and left it first
+    long_job.cancel("test")
+    with pytest.raises(JobCancelled, match="cancelled: test"):
+        long_job.future.result(timeout=120)
+    after = policy.stats()
+    assert after.cancelled == before.cancelled + 1 and after.in_flight == 0 and after.queue_depth == 0
+    assert len(long_job.tokens) < 6000
 
 
 def test_a_prompt_longer_than_the_context_is_refused_with_a_reason(policy):

@@ -150,6 +150,7 @@ def test_seed_names_are_aliases_of_the_components():
         "format",
         "patch_similarity",
         "patch_similarity_diff",
+        "overlong",
     }
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from repogym.sandbox import cgroups
 from repogym.sandbox.base import Limits
 from repogym.sandbox.bwrap import SANDBOX_UID
 
@@ -149,10 +150,11 @@ def _sandbox_processes() -> int:
 
 
 @pytest.mark.xfail(
+    not cgroups.available(),
     strict=True,
-    reason="HOLE (documented in Limits.processes, 700d2dd, and bwrap.py, e556d02): RLIMIT_NPROC counts every "
-    "process of SANDBOX_UID on the machine, shared by all concurrent jails: an episode within its own limit "
-    "starves another of processes (wrong grades under -j N)",
+    reason="HOLE where no pids cgroup can be written (not root, or no pids controller): RLIMIT_NPROC counts "
+    "every process of SANDBOX_UID on the machine, shared by all concurrent jails: an episode within its own "
+    "limit starves another of processes (wrong grades under -j N)",
 )
 def test_process_limit_is_per_episode(toy_runtime):
     limits = Limits(processes=64, wall_s=20)
@@ -289,15 +291,11 @@ def test_proc_links_of_pid1_and_self_root_do_not_reach_host(episode, host_secret
     assert episode.run("test -e /etc/pwned && echo yes || echo no").output.strip() == "no"
 
 
-def test_dev_and_shm_are_not_writable_scratch_space(episode):
-    result = episode.run(
-        "echo x > /dev/shm/x 2>&1; echo x > /dev/x 2>&1; mkdir /dev/mqueue/q 2>&1; "
-        'python -c "from multiprocessing import shared_memory as s; s.SharedMemory(create=True, size=99)" '
-        "2>&1 | tail -1; "
-        "ls /dev/shm | wc -l"
-    )
-    assert result.output.strip().splitlines()[-1] == "0"
+def test_dev_is_not_writable_scratch_space(episode):
+    # /dev/shm is writable on purpose (a private tmpfs per command): see test_hostile_env.py.
+    result = episode.run("echo x > /dev/x 2>&1; mkdir /dev/mqueue/q 2>&1; ls /dev | wc -l")
     assert "Permission denied" in result.output
+    assert episode.run("test -e /dev/x && echo yes || echo no").output.strip() == "no"
 
 
 def test_threads_do_not_bypass_cpu_and_process_limits(episode):

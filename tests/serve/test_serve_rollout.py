@@ -38,7 +38,15 @@ def test_rollout_through_the_served_model_records_every_attempt(tmp_path, tiny_m
         server.terminate()
         server.wait(timeout=30)
     summary = json.loads(result.stdout[result.stdout.index("{") :])
-    assert summary["attempts"] == 2
+    assert summary["attempts"] == 2 and summary["graded_now"] == 2
+    # The summary says how the client was set up and what the server went through.
+    endpoint = summary["endpoint"]
+    assert (endpoint["base_url"], endpoint["timeout_s"], endpoint["max_retries"]) == (base_url, 120.0, 4)
+    assert endpoint["requests"] >= 2 and endpoint["timeouts"] == 0
+    assert (
+        endpoint["server"]["server"] == "repogym" and endpoint["server"]["completed"] == endpoint["requests"]
+    )
+    assert endpoint["server"]["cancelled"] == 0 and endpoint["server"]["state"] == "idle"
     rows = [json.loads(line) for shard in out.glob("*.jsonl") for line in shard.read_text().splitlines()]
     assert sorted(r["attempt"] for r in rows) == [0, 1]
     assert sorted(r["sampling"]["seed"] for r in rows) == [3, 4]  # attempt k samples with seed + k
@@ -64,3 +72,28 @@ def test_rollout_with_the_local_hf_policy_batches_attempts_in_one_process(tmp_pa
         assert row["policy_id"] == f"hf:{tiny_model.name}" and row["outcome"] == "max_steps"
         step = row["steps"][0]
         assert 1 <= step["completion_tokens"] <= 4 and len(step["logprobs"]) == step["completion_tokens"]
+
+
+def test_a_rollout_whose_every_attempt_is_unreachable_says_so_and_exits_1(tmp_path, toy_task):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    tasks = tmp_path / "tasks.jsonl"
+    save_tasks([toy_task], tasks)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app,
+        ["rollout", str(tasks), "--policy", "openai:tiny", "--base-url", f"http://127.0.0.1:{port}/v1",
+         "-n", "2", "--max-retries", "0", "--timeout-s", "7", "--out", str(out)],
+        env={"COLUMNS": "200"},
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "produced nothing: none of the 2 attempt(s) run now reached grading" in result.output
+    assert "the first said policy_unreachable: cannot reach" in result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["outcomes"] == {"policy_unreachable": 2} and summary["graded_now"] == 0
+    endpoint = summary["endpoint"]
+    assert (endpoint["timeout_s"], endpoint["max_retries"], endpoint["requests"]) == (7, 0, 2)
+    assert endpoint["server"] is None  # nothing answered /health

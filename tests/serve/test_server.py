@@ -123,8 +123,8 @@ class Scripted(BaseHTTPRequestHandler):
                  "usage": {"prompt_tokens": 7, "completion_tokens": 2}} if status == 200 else {"error": "busy"}  # fmt: skip
         data = json.dumps(reply).encode()
         self.send_response(status)
-        if status == 429:
-            self.send_header("Retry-After", "0")
+        if status in (429, 503):
+            self.send_header("Retry-After", server.retry_after)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -136,6 +136,7 @@ def scripted_endpoint():
     server.statuses, server.seen, server.lock = [], [], threading.Lock()
     server.in_flight = server.peak = 0
     server.hold_s = 0.0
+    server.retry_after = "0"
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server, f"http://127.0.0.1:{server.server_address[1]}/v1"
     server.shutdown()
@@ -149,8 +150,37 @@ def test_429_and_503_are_retried_and_usage_is_recorded(scripted_endpoint, monkey
     client = policy(url, max_retries=3, api_key_env="REPOGYM_TEST_KEY")
     turn = client.act(PolicyRequest(MESSAGES, []))
     assert turn.text == "ok" and turn.prompt_tokens == 7
-    assert client.usage == {"requests": 3, "retries": 2, "prompt_tokens": 7, "completion_tokens": 2}
+    assert client.usage == {
+        "requests": 3,
+        "retries": 2,
+        "timeouts": 0,
+        "prompt_tokens": 7,
+        "completion_tokens": 2,
+    }
     assert server.seen == ["Bearer sk-test"] * 3
+
+
+def test_the_client_waits_as_long_as_retry_after_says(scripted_endpoint, monkeypatch):
+    import repogym.agent.backends.openai as openai_backend
+
+    server, url = scripted_endpoint
+    server.statuses, server.retry_after = [503, 503], "2"
+    waited = []
+    monkeypatch.setattr(
+        openai_backend.time, "sleep", waited.append
+    )  # record the waits instead of sleeping them
+    assert policy(url, max_retries=2).act(PolicyRequest(MESSAGES, [])).text == "ok"
+    assert [delay for delay in waited if delay] == [
+        2.0,
+        2.0,
+    ]  # (the scripted server's own sleep(0) shows too)
+
+
+def test_a_context_overflow_is_reported_as_a_token_budget_not_an_http_error(server):
+    huge = [{"role": "user", "content": "x " * 9000}]
+    with pytest.raises(PolicyUnavailable, match="exceeds the model's 8192 positions") as caught:
+        policy(server.base_url, max_retries=3).act(PolicyRequest(huge, [], SamplingParams(max_tokens=8)))
+    assert caught.value.kind == "context"  # the agent loop then ends the attempt as max_tokens and grades it
 
 
 def test_an_endpoint_that_keeps_failing_is_an_http_error_after_the_retries(scripted_endpoint):

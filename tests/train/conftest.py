@@ -1,16 +1,21 @@
-"""Fixtures for training tests: the shared tiny model, and a small repo whose tasks are one-line fixes."""
+"""Fixtures for training tests: the shared tiny model, a small repo whose tasks are one-line fixes, and
+(for GRPO) the toy task and validated sample-repository tasks; GRPO helpers live in rl_support.py."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from filelock import FileLock
 
+from repogym.dataset import save_tasks
 from repogym.task import Source, Task
+
+sys.path.insert(0, str(Path(__file__).parent))
 
 #: Buggy functions at the base commit; each task fixes one line (bug, fix, issue text).
 BUGS = [
@@ -125,3 +130,21 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if not (folder / "config.json").exists():
             build_tiny_model(folder)
     return folder
+
+
+@pytest.fixture(scope="session")
+def toy_tasks_file(toy_task, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The toy task (one bug in calc.add) as a task file."""
+    path = tmp_path_factory.mktemp("toy-tasks") / "tasks.jsonl"
+    save_tasks([toy_task], path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def sample_tasks_file(toy_task, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Validated tasks of one generated sample repository: what `repogym quickstart --repos 1` writes."""
+    from repogym.quickstart import run_quickstart
+
+    result = run_quickstart(tmp_path_factory.mktemp("quickstart") / "qs", n_repos=1, workers=2)
+    assert result.tasks, "the sample repository yielded no validated task"
+    return result.out_dir / "tasks.jsonl"

@@ -6,7 +6,9 @@ the current diff either way). Tool calls come natively from the backend or are
 parsed from the reply text (`repogym.agent.parsing`); a reply with no call is
 still handed to the env, which answers with a format-error observation and
 counts it (so the reward's format term sees it), and the model is told how to
-call a tool. Limits: steps (the env's `max_steps`), wall time (the env's
+call a tool. An env without tools (agentless mode) gets one reply, the answer itself: the
+conversation is the env's observation as the only user message (the prompt GRPO trains on) and
+the reply, with no tool parsing. Limits: steps (the env's `max_steps`), wall time (the env's
 `time_budget_s`, and the loop's own check before each policy call) and tokens
 (prompt + completion summed over the attempt, as APIs bill them). Nothing that
 happens to the attempt is raised: it becomes the trajectory's outcome.
@@ -101,7 +103,7 @@ class AgentLoop:
             {"role": "system", "content": self.prompts.system(tools)},
             {"role": "user", "content": self.prompts.problem(
                 str(observation), task.instance_id, task.repo, task.problem_statement)},
-        ]  # fmt: skip
+        ] if tools else [{"role": "user", "content": str(observation)}]  # fmt: skip
         state = _State(messages, tools, started)
         reset_s = time.perf_counter() - started
         outcome, detail = loop._turns(env, task, attempt, state)
@@ -170,7 +172,7 @@ class AgentLoop:
         loop_started = time.perf_counter()
         state.prompt_tokens += turn.prompt_tokens
         state.completion_tokens += turn.completion_tokens
-        parsed = _calls_of(turn, state.tools)
+        parsed = _calls_of(turn, state.tools) if state.tools else ParsedReply()  # agentless: the text is the answer
         calls = tuple(call.with_id(f"call_{index}_{n}") for n, call in enumerate(parsed.calls))
         message: dict[str, Any] = {"role": "assistant", "content": turn.text}
         if calls:
@@ -184,6 +186,8 @@ class AgentLoop:
         if calls:
             env_s, env_errors = self._run_calls(env, state, calls)
             errors.extend(env_errors)
+        elif not state.tools:
+            env_s = self._run_answer(env, state, turn.text, errors)
         else:
             errors.append("no_tool_call" if not parsed.errors else "unreadable_tool_call")
             env_s = self._run_text(env, state, turn.text, errors)
@@ -215,6 +219,15 @@ class AgentLoop:
             state.messages.append({"role": "tool", "tool_call_id": call.id, "content": str(observation)})
             state.last_info, state.ended = info, bool(terminated or truncated)
         return env_s, errors
+
+    def _run_answer(self, env: AgentEnv, state: _State, text: str, errors: list[str]) -> float:
+        """Agentless: the reply is the answer; the env grades it and ends (a malformed one is a format error)."""
+        started = time.perf_counter()
+        _, _, terminated, truncated, info = env.step(text)
+        state.last_info, state.ended = info, bool(terminated or truncated)
+        if info.get("format_error"):
+            errors.append(f"env: {info['format_error']}")
+        return time.perf_counter() - started
 
     def _run_text(self, env: AgentEnv, state: _State, text: str, errors: list[str]) -> float:
         """A reply without a readable call still steps the env: its answer is the format-error observation."""

@@ -26,6 +26,7 @@ from repogym.errors import RepogymError
 STAGES: dict[str, tuple[str, ...]] = {
     "tasks_cmd": ("tasks",),
     "config_cmd": ("config",),
+    "synth_cmd": ("synth",),
     "quickstart_cmd": ("quickstart",),
     "samples_cmd": ("samples",),
     "mine_cmd": ("mine",),
@@ -42,7 +43,7 @@ STAGES: dict[str, tuple[str, ...]] = {
     "cache_cmd": ("cache",),
 }
 #: Stages that are command groups of their own (a typer sub-app), not `register(app)` modules.
-_GROUPS = {"tasks_cmd": "tasks", "config_cmd": "config"}
+_GROUPS = {"tasks_cmd": "tasks", "config_cmd": "config", "synth_cmd": "synth"}
 
 
 def _version(value: bool) -> None:

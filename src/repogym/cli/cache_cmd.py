@@ -50,7 +50,9 @@ def du_command(
             {
                 "root": str(cache_root()),
                 "bytes": total,
-                "areas": {a.name: {"bytes": a.bytes, "entries": a.entries, "path": str(a.path)} for a in usage},
+                "areas": {
+                    a.name: {"bytes": a.bytes, "entries": a.entries, "path": str(a.path)} for a in usage
+                },
             }
         )
         return

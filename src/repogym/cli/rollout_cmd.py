@@ -19,6 +19,9 @@ from rich.table import Table
 from repogym.cli.common import check_sandbox, console, err_console, exits_on_error, print_json
 from repogym.errors import ConfigError
 from repogym.files import write_json
+from repogym.serve.server import ServeConfig
+
+_SERVE_DEFAULTS = ServeConfig()
 
 
 def register(app: typer.Typer) -> None:
@@ -61,6 +64,9 @@ def rollout_command(
     seed: int = typer.Option(None, "--seed", help="Sampling seed."),
     concurrency: int = typer.Option(8, "--concurrency", help="openai: requests in flight; hf: batch size."),
     timeout_s: float = typer.Option(120.0, "--timeout-s", help="openai: seconds per HTTP request."),
+    max_retries: int = typer.Option(
+        4, "--max-retries", help="openai: retries of a request (timeouts, 429, 5xx), with backoff."
+    ),
     logprobs: bool = typer.Option(
         False, "--logprobs", help="openai: record token log-probabilities and ids."
     ),
@@ -71,6 +77,9 @@ def rollout_command(
     sandbox: str = typer.Option(
         "bwrap", "--sandbox", callback=check_sandbox, help="bwrap (isolated) or local (NO isolation)."
     ),
+    mode: str = typer.Option(
+        "agent", "--mode", help="agent (tool calls, many turns) or agentless (one SEARCH/REPLACE answer)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Run N attempts of a policy on every task; store each as a trajectory the moment it finishes.
@@ -78,12 +87,17 @@ def rollout_command(
     Records are the *.jsonl files under --out (one row per attempt, `instance_id` and `attempt` at
     the top). A run killed at any point and started again with the same command skips what is
     done. Failures of single attempts (endpoint down, no tool call, never submits, env build
-    failed) are counted in the summary; only bad arguments stop the run (exit status 2).
+    failed) are counted in the summary; only bad arguments stop the run.
+
+    Exit status: 0 when attempts ran and were graded (resolved or not); 1 when every attempt run
+    now ended without a graded patch (endpoint unreachable, env build failed, ...): nothing was
+    produced, and the message says the first reason; 2 on bad arguments.
 
     Examples:
       repogym rollout tasks.jsonl --policy scripted:gold -n 1 --out runs/gold
       repogym rollout tasks.jsonl --policy openai:tiny --base-url http://127.0.0.1:8000/v1 -n 4 --out runs/tiny -j 4
       repogym rollout tasks.jsonl --policy hf:ckpt --executor ray -j 2 -n 8 --keep resolved --out runs/sft
+      repogym rollout tasks.jsonl --policy hf:runs/rl --mode agentless -n 4 --temperature 1 --out runs/al
     """
     from repogym.agent.loop import AgentLimits
     from repogym.agent.policies import PolicyConfig, SamplingParams
@@ -92,8 +106,8 @@ def rollout_command(
     config = RolloutConfig(
         tasks=str(tasks_file),
         policy=PolicyConfig(
-            spec=policy, base_url=base_url, api_key_env=api_key_env, timeout_s=timeout_s, concurrency=concurrency,
-            logprobs=logprobs,
+            spec=policy, base_url=base_url, api_key_env=api_key_env, timeout_s=timeout_s, max_retries=max_retries,
+            concurrency=concurrency, logprobs=logprobs,
         ),
         out=str(out), n=n, jobs=jobs, executor=executor, ray_address=ray_address, keep=keep,
         instance_ids=tuple(instance),
@@ -101,6 +115,7 @@ def rollout_command(
         limits=AgentLimits(max_steps=max_steps, max_tokens=max_tokens, max_wall_s=max_wall_s),
         sandbox=sandbox, repos_dir=str(repos_dir) if repos_dir else None,
         prompts_dir=str(prompts) if prompts else None, reward=_reward(reward_config),
+        mode=mode,
     )  # fmt: skip
     summary = run_with_progress(config)
     write_json(out / "summary.json", summary.to_dict())
@@ -108,6 +123,14 @@ def rollout_command(
         print_json(summary.to_dict())
     else:
         console.print(summary_table(summary))
+    if summary.produced_nothing:
+        err_console.print(
+            f"error: produced nothing: none of the {summary.ran_now} attempt(s) run now reached grading; "
+            f"the first said {summary.first_failure}",
+            markup=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
 
 
 def run_with_progress(config):  # type: ignore[no-untyped-def]
@@ -167,10 +190,21 @@ def summary_table(summary) -> Table:  # type: ignore[no-untyped-def]
         *((f"attempt outcome: {name}", str(count)) for name, count in sorted(summary.outcomes.items())),
         *((f"grade: {name}", str(count)) for name, count in sorted(summary.grade_outcomes.items())),
         *((f"format error: {name}", str(count)) for name, count in sorted(summary.format_errors.items())),
+        *_endpoint_rows(summary.endpoint),
     ]
     for metric, value in rows:
         table.add_row(metric, value)
     return table
+
+
+def _endpoint_rows(endpoint) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    """The openai policy's settings and traffic, and the server's counters when it is `repogym serve`."""
+    if endpoint is None:
+        return []
+    rows = [("policy", endpoint.client_line())]
+    if endpoint.server:
+        rows.append(("server (repogym serve)", endpoint.server_line()))
+    return rows
 
 
 def _reward(path: Path | None) -> dict | None:  # type: ignore[type-arg]
@@ -198,20 +232,39 @@ def serve_command(
     ),
     name: str = typer.Option("", "--name", help="Model name clients send (default: the folder's name)."),
     device: str = typer.Option("", "--device", help="torch device (default: cuda when available, else cpu)."),
-    max_batch: int = typer.Option(8, "--max-batch", help="Requests generated together in one batch."),
+    max_batch: int = typer.Option(
+        _SERVE_DEFAULTS.max_batch, "--max-batch", help="Requests generated together (continuous batching)."
+    ),
+    max_queue: int = typer.Option(
+        _SERVE_DEFAULTS.max_queue,
+        "--max-queue",
+        help="Requests waiting at most; more get 503 + Retry-After (0 = unbounded).",
+    ),
+    request_timeout_s: float = typer.Option(
+        _SERVE_DEFAULTS.request_timeout_s,
+        "--request-timeout-s",
+        help="Answer 504 and drop a request after this long (0 = never).",
+    ),
 ) -> None:
     """Serve a local model as an OpenAI-compatible chat-completions endpoint (with tool calls).
+
+    Requests share one continuously batched decode loop. A client that disconnects has its request
+    cancelled at the next token; a full queue answers 503 with Retry-After; a request older than
+    --request-timeout-s (keep it below the clients' timeout, 120 s for `rollout`) answers 504.
+    GET /health reports the queue, the rows in flight and the counters.
 
     Example: python -m repogym.train.tiny /tmp/tiny && repogym serve /tmp/tiny --port 8000
 
     Then: repogym rollout tasks.jsonl --policy openai:tiny --base-url http://127.0.0.1:8000/v1 ...
+          curl http://127.0.0.1:8000/health
     """
-    from repogym.agent.policies import PolicyConfig
     from repogym.serve.server import make_server
 
-    config = PolicyConfig(spec=f"hf:{model_dir}", device=device, concurrency=max_batch)
+    limits = ServeConfig(max_batch=max_batch, max_queue=max_queue, request_timeout_s=request_timeout_s)
     with err_console.status(f"loading {model_dir}..."):
-        server = make_server(str(model_dir), host=host, port=port, model_name=name, config=config)
+        server = make_server(
+            str(model_dir), host=host, port=port, model_name=name, device=device, serve=limits
+        )
     # Scripts that start the server with --port 0 read this line for the URL.
     console.print(f"serving {server.model_name} at {server.base_url}", markup=False)
     try:

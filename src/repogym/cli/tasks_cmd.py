@@ -191,3 +191,53 @@ def show(
             f"install {list(env.install) or '(detect)'}, test_cmd {env.test_cmd or '(default)'}"
         )
     )
+
+
+@app.command("split")
+@exits_on_error
+def split(
+    file: TaskFile,
+    by: Annotated[
+        str,
+        typer.Option(
+            "--by", help="What no two sides share: repo, file, function, or time (oldest to train)."
+        ),
+    ],
+    out_dir: Annotated[
+        Path, typer.Option("--out-dir", help="Folder for train.jsonl, test.jsonl and manifest.json.")
+    ],
+    ratio: Annotated[
+        float, typer.Option("--ratio", help="Share of the tasks in train (0 < ratio < 1).")
+    ] = 0.8,
+    seed: Annotated[int, typer.Option("--seed", help="Same tasks, mode, ratio and seed: same split.")] = 0,
+    repos_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--repos-dir",
+            help="Folder of owner__name clones, to find the functions of tasks without repo_source.",
+        ),
+    ] = None,
+) -> None:
+    """Split tasks into train and test with no function (by file: no file; by repo: no repo) on both sides.
+
+    Identical diffs are deduplicated first; the manifest records what went where and why.
+
+    Example: repogym tasks split tasks.jsonl --by function --ratio 0.8 --out-dir splits/ --seed 0
+    """
+    from repogym.errors import ConfigError
+    from repogym.synth.split import SplitBy, split_tasks, write_split
+
+    try:
+        mode = SplitBy(by)
+    except ValueError:
+        raise ConfigError(f"--by {by!r}: choose one of {', '.join(m.value for m in SplitBy)}") from None
+    result = split_tasks(list(load_tasks(file)), mode, ratio, seed, str(repos_dir) if repos_dir else None)
+    manifest = write_split(result, out_dir)
+    counts = result.manifest["counts"]
+    console.print(
+        Text(
+            f"train {counts['train']}, test {counts['test']} (by {mode.value}, ratio {ratio}, seed {seed}); "
+            f"{counts['duplicates']} duplicate diff(s) dropped, {counts['held_out']} held out; manifest {manifest}"
+        ),
+        soft_wrap=True,
+    )

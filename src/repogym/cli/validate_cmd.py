@@ -42,6 +42,8 @@ def validate_command(
     no_scrub: Annotated[bool, typer.Option("--no-scrub", help="Skip the privacy stage (secrets, personal data, licence allowlist).")] = False,
     funnel: Annotated[Path | None, typer.Option("--funnel", help="Funnel report JSON (default: OUT.funnel.json).")] = None,
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Keep test logs here, one folder per candidate (default: repogym's cache).")] = None,
+    issue_writer: Annotated[str, typer.Option("--issue-writer", help="Synthetic tasks: openai:MODEL writes issue-style statements (default: from the failing tests' output).")] = "",
+    base_url: Annotated[str, typer.Option("--base-url", help="With --issue-writer: the endpoint's base URL.")] = "",
 ) -> None:  # fmt: skip
     """Run each candidate's test files before and after its gold patch; keep candidates with FAIL_TO_PASS tests.
 
@@ -49,10 +51,13 @@ def validate_command(
     again skips candidates already done (Ctrl-C says how many are saved). The privacy stage runs
     before writing unless --no-scrub. Exit status 1 when no candidate became a task (OUT is not
     written; the funnel says why each was dropped), 2 on bad arguments.
+    Synthetic candidates (`repogym synth`) run the suite's own tests chosen by coverage, share one clean
+    run per repo state, need a PASS_TO_PASS too, and get a statement from their failing tests' output.
 
     Examples:
       repogym validate candidates.jsonl --out tasks.jsonl -j 2
       repogym validate candidates.jsonl --out tasks.jsonl --runs 3 --funnel funnel.json --no-scrub
+      repogym validate synth.jsonl --out tasks.jsonl --issue-writer openai:qwen --base-url http://127.0.0.1:8000/v1
     """
     config = validate_config(
         {
@@ -70,9 +75,14 @@ def validate_command(
         err_console.print(
             "[bold yellow]warning:[/] --sandbox local runs the repositories' tests with NO isolation"
         )
+    writer = None
+    if issue_writer:
+        from repogym.synth.issues import make_issue_writer
+
+        writer = make_issue_writer(issue_writer, base_url)
     candidates = load_tasks(candidates_file)
     funnel_path = funnel or out.with_name(out.name + ".funnel.json")
-    run = _with_progress(candidates, out, config, funnel_path)
+    run = _with_progress(candidates, out, config, funnel_path, writer)
     _print_summary(run, out, funnel_path)
     if not run.tasks:
         raise nothing_produced(
@@ -80,7 +90,9 @@ def validate_command(
         )
 
 
-def _with_progress(candidates, out: Path, config: ValidateConfig, funnel_path: Path) -> ValidationRun:  # type: ignore[no-untyped-def]
+def _with_progress(
+    candidates, out: Path, config: ValidateConfig, funnel_path: Path, writer=None
+) -> ValidationRun:  # type: ignore[no-untyped-def]
     progress = Progress(
         TextColumn("validating"),
         BarColumn(),
@@ -113,12 +125,20 @@ def _with_progress(candidates, out: Path, config: ValidateConfig, funnel_path: P
             progress.update(bar, advance=1, validated=str(validated), rate=f"{rate:.1f}/min")
 
         return validate_candidates(
-            candidates, out, config, funnel_path=funnel_path, on_start=on_start, on_result=on_result
+            candidates,
+            out,
+            config,
+            funnel_path=funnel_path,
+            on_start=on_start,
+            on_result=on_result,
+            statement_writer=writer,
         )
 
 
 def _print_summary(run: ValidationRun, out: Path, funnel_path: Path) -> None:
     console.print(run.funnel.table(title=f"validation funnel ({funnel_path})"))
+    if run.funnel.by_method:
+        console.print(run.funnel.method_table())
     for reason in run.funnel.reasons:
         # The first example's reason, so a user sees why without opening the JSON (env build log tails).
         lines = [line for line in reason.example_detail.splitlines() if line.strip()][-3:]

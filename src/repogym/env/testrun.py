@@ -20,7 +20,7 @@ from repogym.env.tools import ToolContext, ToolOutput, failure
 from repogym.grading.grade import test_directives
 from repogym.grading.parsers import TestRun, get_parser
 from repogym.grading.report import TestReport
-from repogym.sandbox.base import OUT_DIR, read_jail_file
+from repogym.sandbox.base import OUT_DIR, plugin_binds, read_jail_file
 
 
 def run_visible_tests(context: ToolContext, tests: list[str] | None) -> ToolOutput:
@@ -42,7 +42,7 @@ def run_visible_tests(context: ToolContext, tests: list[str] | None) -> ToolOutp
     report_file = context.episode.layer.out / report_name
     command = parser.command(task.env.test_cmd, directives, f"{OUT_DIR}/{report_name}")
     try:
-        result = context.run(command, context.options.test_timeout_s)
+        result = context.run(command, context.options.test_timeout_s, binds=plugin_binds(parser.plugin_dir))
         report_text = read_jail_file(report_file)
     finally:
         report_file.unlink(missing_ok=True)

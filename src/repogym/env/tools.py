@@ -29,7 +29,7 @@ from typing import Any
 from repogym.env.actions import ActionError, ToolCall
 from repogym.env.options import EnvOptions
 from repogym.registry import Registry
-from repogym.sandbox.base import OUT_DIR, REPO_DIR, ExecResult, read_jail_file
+from repogym.sandbox.base import OUT_DIR, REPO_DIR, Bind, ExecResult, read_jail_file
 from repogym.sandbox.runtime import Episode
 from repogym.task import Task
 
@@ -99,9 +99,9 @@ class ToolContext:
         """A per-call limit that does not run far past the episode's budget (at least 1 s)."""
         return max(1.0, min(seconds, self.deadline - time.monotonic()))
 
-    def run(self, command: str, seconds: float) -> ExecResult:
+    def run(self, command: str, seconds: float, binds: Sequence[Bind] = ()) -> ExecResult:
         limits = self.episode.runtime.limits.model_copy(update={"wall_s": self.timeout(seconds)})
-        return self.episode.run(command, limits=limits)
+        return self.episode.run(command, limits=limits, binds=binds)
 
 
 Handler = Callable[..., ToolOutput]

@@ -48,9 +48,9 @@ from repogym.grading.parsers import TestRun, get_parser
 from repogym.grading.parsers.common import shell_join
 from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, TestReport
 from repogym.patches import changed_paths, parse_patch
-from repogym.sandbox.base import OUT_DIR, ExecResult, Limits, Sandbox, read_jail_file
+from repogym.sandbox.base import OUT_DIR, ExecResult, Limits, Sandbox, plugin_binds, read_jail_file
 from repogym.sandbox.cache import cache_dir
-from repogym.sandbox.runtime import Episode, TaskRuntime
+from repogym.sandbox.runtime import Episode, TaskRuntime, reinstall_if_packaging_changed
 from repogym.task import Task
 
 # --3way is not among them: grading episodes see .git read-only, and a three-way merge writes the index.
@@ -154,6 +154,7 @@ def _prepare(
         if landed:
             detail = f"applying the patch changed paths a candidate may not change: {landed}"
             return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
+        reinstall_if_packaging_changed(episode, filtered.patch)  # as SWE-bench re-runs the install step
     canary = None
     if task.test_patch.strip():
         canary = _plant(task, test_paths)
@@ -207,7 +208,7 @@ def run_directives(task: Task, episode: Episode, directives: list[str], log_path
     parser = get_parser(task.env.log_parser)
     report_name = f"report-{time.monotonic_ns()}.jsonl"
     command = parser.command(task.env.test_cmd, directives, f"{OUT_DIR}/{report_name}")
-    result = episode.run(command)
+    result = episode.run(command, binds=plugin_binds(parser.plugin_dir))
     report_text = read_jail_file(episode.layer.out / report_name)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_text(

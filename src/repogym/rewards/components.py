@@ -224,3 +224,26 @@ def patch_similarity_diff(
     if patch is None or task is None:
         return None
     return similarity_from_diff(code_context, task.patch, patch).reward
+
+
+@reward_fns.register("overlong")
+def overlong_penalty(
+    *, response: str | None = None, max_chars: int = 4000, buffer_chars: int = 1000, **_: Any
+) -> float | None:
+    """DAPO's soft overlong punishment, on an agentless answer's characters: 0 up to `max_chars -
+    buffer_chars`, then falling linearly to -1.0 at `max_chars` (and -1.0 beyond); None in agent mode.
+
+    DAPO counts tokens; components see text, so this counts characters (set `max_chars` from the
+    completion budget times the tokenizer's characters per token).
+
+    >>> [overlong_penalty(response="x" * n, max_chars=100, buffer_chars=50) for n in (10, 50, 75, 100, 400)]
+    [0.0, 0.0, -0.5, -1.0, -1.0]
+    >>> overlong_penalty(response=None) is None
+    True
+    """
+    if response is None:
+        return None
+    start = max_chars - buffer_chars
+    if len(response) <= start:
+        return 0.0
+    return -min(1.0, (len(response) - start) / max(buffer_chars, 1))

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repogym.agent.backends.openai import EndpointReport, OpenAIPolicy, endpoint_report
 from repogym.agent.loop import AgentLimits
 from repogym.agent.policies import Policy, PolicyConfig, SamplingParams, make_policy
 from repogym.agent.prompts import load_prompts
-from repogym.agent.trajectory import Trajectory
+from repogym.agent.trajectory import GRADED_OUTCOMES, Trajectory
 from repogym.errors import ConfigError
 from repogym.files import write_json
 from repogym.rollout.attempt import AttemptSettings
@@ -57,16 +58,22 @@ class RolloutConfig:
     prompts_dir: str | None = None
     reward: dict[str, Any] | None = None
     env_options: dict[str, Any] = field(default_factory=dict)
+    mode: str = "agent"
+    """'agent' (tool calls, many turns) or 'agentless' (one SEARCH/REPLACE answer per attempt)."""
 
     def settings(self) -> AttemptSettings:
         return AttemptSettings(
             policy=self.policy, sampling=self.settings_sampling, limits=self.limits, sandbox=self.sandbox,
-            repos_dir=self.repos_dir, prompts_dir=self.prompts_dir, reward=self.reward, env_options=self.env_options,
+            repos_dir=self.repos_dir, prompts_dir=self.prompts_dir, reward=self.reward,
+            env_options={**self.env_options, "mode": self.mode},
         )  # fmt: skip
 
     def identity(self) -> dict[str, Any]:
         """What must not change between a run and its resumption (else the folder would mix two runs)."""
-        return {"policy": self.policy.spec, "sampling": self.settings_sampling.to_dict(), "keep": self.keep}
+        return {
+            "policy": self.policy.spec, "sampling": self.settings_sampling.to_dict(), "keep": self.keep,
+            "mode": self.mode,
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -88,10 +95,21 @@ class RolloutSummary:
     kept: int
     ran_now: int = 0
     skipped: int = 0
+    graded_now: int = 0
+    """Attempts of this run that got as far as a graded patch (the rest: endpoint down, env build failed, ...)."""
+    first_failure: str = ""
+    """The outcome and detail of this run's first attempt that was not graded, to say why in one line."""
+    endpoint: EndpointReport | None = None
+    """openai policies: the client's timeout and retries, what its requests went through, the server's state."""
 
     @property
     def resolve_rate(self) -> float:
         return self.resolved / self.attempts if self.attempts else 0.0
+
+    @property
+    def produced_nothing(self) -> bool:
+        """Attempts ran now and not one of them reached grading: the run produced nothing to learn from."""
+        return self.ran_now > 0 and self.graded_now == 0
 
     def to_dict(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "resolve_rate": self.resolve_rate}
@@ -183,12 +201,16 @@ def run_rollout(
     plan = plan or plan_rollout(config)
     keep_all = config.keep == "all"
     executor = _executor(config, plan.policy)
-    ran = 0
+    ran, graded, first_failure = 0, 0, ""
 
     def record(trajectory: Trajectory) -> None:
-        nonlocal ran
+        nonlocal ran, graded, first_failure
         plan.store.append(trajectory, keep=keep_all or trajectory.resolved)
         ran += 1
+        if trajectory.outcome in GRADED_OUTCOMES:
+            graded += 1
+        elif not first_failure:
+            first_failure = f"{trajectory.outcome.value}: {trajectory.detail}"[:300]
         if on_result is not None:
             on_result(trajectory)
 
@@ -197,7 +219,16 @@ def run_rollout(
     finally:
         executor.close()
         plan.store.close()
-    return summarize(plan.store.ledger_rows(), ran_now=ran, skipped=plan.skipped)
+    summary = summarize(plan.store.ledger_rows(), ran_now=ran, skipped=plan.skipped)
+    return dataclasses.replace(
+        summary, graded_now=graded, first_failure=first_failure, endpoint=_endpoint(config, plan.policy)
+    )
+
+
+def _endpoint(config: RolloutConfig, policy: Policy | None) -> EndpointReport | None:
+    if config.policy.kind != "openai":
+        return None
+    return endpoint_report(config.policy, policy if isinstance(policy, OpenAIPolicy) else None)
 
 
 def _executor(config: RolloutConfig, policy: Policy | None) -> LocalExecutor | RayExecutor:
@@ -211,6 +242,10 @@ def _check_numbers(config: RolloutConfig) -> None:
         raise ConfigError(f"-n: attempts per task must be >= 1, got {config.n}")
     if config.jobs < 1:
         raise ConfigError(f"-j/--jobs: must be >= 1, got {config.jobs}")
+    if config.mode not in ("agent", "agentless"):
+        raise ConfigError(f"--mode {config.mode!r}: use agent (tool calls) or agentless (one SEARCH/REPLACE answer)")
+    if "mode" in config.env_options:
+        raise ConfigError("env_options.mode: set the rollout's mode instead (--mode agent|agentless)")
     if config.keep not in KEEP_CHOICES:
         raise ConfigError(f"--keep {config.keep!r}: use one of {', '.join(KEEP_CHOICES)}")
     executors.get(config.executor)  # unknown names list the known ones

@@ -36,8 +36,9 @@ class Limits(BaseModel):
     memory_mb: int = Field(default=4096, ge=64)
     """Address-space limit per process in MiB (RLIMIT_AS)."""
     processes: int = Field(default=512, ge=8)
-    """Processes and threads of the sandbox uid (RLIMIT_NPROC): stops fork bombs. The count is per uid, so
-    sandboxes running at once share it: raise it with the number of parallel workers."""
+    """Processes and threads of one command: stops fork bombs. Counted per command (a pids cgroup) where
+    repogym can write the pids cgroup controller (root on most machines); elsewhere it is RLIMIT_NPROC of
+    the sandbox uid, which sandboxes running at once share: then raise it with the number of workers."""
     file_size_mb: int = Field(default=512, ge=1)
     """Largest file a command may write, in MiB (RLIMIT_FSIZE)."""
     output_bytes: int = Field(default=256 * 1024, ge=1024)
@@ -46,6 +47,9 @@ class Limits(BaseModel):
     """Total output after which the command is killed as runaway."""
     open_files: int = Field(default=1024, ge=64)
     """Open file descriptors per process (RLIMIT_NOFILE)."""
+    shm_mb: int = Field(default=64, ge=1)
+    """Size of the command's private /dev/shm in MiB (what multiprocessing's locks, queues and shared
+    memory live in; Docker's default is 64). Not counted in memory_mb."""
 
 
 @dataclass(frozen=True)
@@ -66,22 +70,43 @@ class Mounts:
     tmp: Path
     """Host folder shown read-write at /tmp (private to the episode)."""
     venv: Path | None = None
+    """Host folder shown at VENV_DIR (read-only unless `venv_writable`); see `venv_overlay`."""
     interpreter_prefix: Path | None = None
     """The Python installation the venv points at, shown read-only at the same path."""
     extra: tuple[Bind, ...] = ()
     network: bool = False
     """Only environment builds get the network; test runs and agent commands never do."""
     overlay: OverlaySpec | None = None
+    """The workspace as an overlay (its `merged` is shown at REPO_DIR); None = `workspace` itself."""
+    venv_overlay: OverlaySpec | None = None
+    """The venv as an overlay (its `merged` is shown at VENV_DIR instead of `venv`): per-commit install
+    layers over the shared venv, and a private upper where an episode may write it."""
+    venv_writable: bool = False
+    """Show the venv read-write (environment builds, and the grader's re-install in its own layer)."""
 
 
 @dataclass(frozen=True)
 class OverlaySpec:
-    """An overlayfs workspace: `lower` read-only and shared, `upper`/`work` private to the episode."""
+    """An overlayfs mount: `lowers` read-only and shared (top first), `upper`/`work` private to the episode.
 
-    lower: Path
-    upper: Path
-    work: Path
+    Without `upper` the mount is read-only (overlayfs then needs two lowers or more).
+    """
+
+    lowers: tuple[Path, ...]
+    upper: Path | None
+    work: Path | None
     merged: Path
+
+    def options(self) -> str:
+        """The `mount -o` string.
+
+        >>> OverlaySpec((Path("/c/a"), Path("/c/b")), None, None, Path("/m")).options()
+        'lowerdir=/c/a:/c/b'
+        """
+        text = "lowerdir=" + ":".join(str(path) for path in self.lowers)
+        if self.upper is not None and self.work is not None:
+            text += f",upperdir={self.upper},workdir={self.work}"
+        return text
 
 
 class ExitReason(enum.StrEnum):
@@ -161,3 +186,12 @@ def read_jail_file(path: Path, max_bytes: int = 64 * 1024 * 1024) -> str | None:
     if len(data) > max_bytes:
         return None
     return data.decode("utf-8", errors="replace")
+
+
+def plugin_binds(plugin_dir: Path | None) -> tuple[Bind, ...]:
+    """The read-only bind that shows a folder of test-runner plugins at PLUGIN_DIR (none for None).
+
+    The caller that runs a test command hands these to `Episode.run(binds=...)`; the sandbox itself
+    knows nothing of test frameworks.
+    """
+    return () if plugin_dir is None else (Bind(plugin_dir, PLUGIN_DIR),)

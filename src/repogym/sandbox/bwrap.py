@@ -8,12 +8,16 @@ Guarantees (each has a hostile test in tests/sandbox/test_hostile_*.py):
   environment are visible, all read-only. $HOME, the host's /tmp, the caches
   and the git mirrors are not visible at all.
 - Writes land only in the workspace (an overlayfs layer private to the episode
-  when repogym runs as root, else a private copy) and in the episode's /tmp.
+  when repogym runs as root, else a private copy), in the episode's /tmp and in
+  the command's own /dev/shm (a tmpfs of Limits.shm_mb, gone with the command).
+  The environment and the install layers of its commit are read-only; only the
+  grader's re-install gets a venv layer of its own, private to the episode.
 - A clean environment: TZ=UTC, PYTHONHASHSEED=0, LANG=C.UTF-8, HOME under
   /tmp, PATH to the task's environment; no host variable is passed through.
-- Limits (see `Limits`): processes (RLIMIT_NPROC for a dedicated unprivileged
-  uid, so fork bombs stop), address space, CPU seconds, file size, open files,
-  wall time, output volume. Hitting the wall or output limit kills the whole
+- Limits (see `Limits`): processes (a pids cgroup per command where the pids
+  controller is writable, else RLIMIT_NPROC of a dedicated unprivileged uid;
+  either way fork bombs stop), address space, CPU seconds, file size, open
+  files, wall time, output volume. Hitting the wall or output limit kills the whole
   tree: the command runs in its own PID namespace, which dies with its init.
 - Death with the parent: if repogym dies, bwrap gets SIGKILL and takes the tree.
 - No kernel keyring: a seccomp filter (seccomp.py) refuses add_key, request_key
@@ -28,8 +32,9 @@ Not guaranteed:
 - Without root, the process limit counts all processes of the invoking user,
   and the workspace is a copy (slower resets); repogym says so in a warning.
 - Separation between sandboxes running at once: they share one unprivileged
-  uid, so they share its process limit (RLIMIT_NPROC); a jail can see the host
-  paths of its own mounts in /proc/self/mountinfo. On a machine other than
+  uid, so without a writable pids cgroup (cgroups.py) they share its process
+  limit (RLIMIT_NPROC); a jail can see the host paths of its own mounts in
+  /proc/self/mountinfo. On a machine other than
   x86_64 or aarch64 there is no seccomp filter, so no keyring rule either.
   (tests/sandbox/test_hostile_extra.py keeps each of these as a visible xfail.)
 - Honest test reports from code that wants to lie: tests run in the same process
@@ -40,6 +45,7 @@ Not guaranteed:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -47,12 +53,23 @@ import warnings
 from pathlib import Path
 
 from repogym.errors import SandboxError
+from repogym.sandbox import cgroups
 from repogym.sandbox.base import HOME_DIR, REPO_DIR, TMP_DIR, VENV_DIR, ExecResult, Limits, Mounts
 from repogym.sandbox.process import run_process
 from repogym.sandbox.seccomp import filter_path
 
 #: The unprivileged uid/gid commands run as when repogym is root (not in /etc/passwd on purpose).
 SANDBOX_UID = int(os.environ.get("REPOGYM_SANDBOX_UID", "61000"))
+
+#: RLIMIT_NPROC under a pids cgroup: this many commands' worth of processes for the shared sandbox uid.
+_NPROC_BACKSTOP = 64
+#: Run by the launcher shell: join the command's cgroup ($1; empty where it was born there or has none),
+#: mount each overlay (pairs of options and mount point up to "--"), then become the jail.
+_LAUNCHER = (
+    'if [ -n "$1" ]; then echo $$ > "$1/cgroup.procs" || exit 125; fi; shift; '
+    'while [ "$1" != "--" ]; do mount -t overlay overlay -o "$1" "$2" || exit 125; shift 2; done; shift; '
+    'exec "$@"'
+)
 
 _ETC_FILES = (
     "ld.so.cache",
@@ -114,25 +131,41 @@ class BwrapSandbox:
         cwd: str = REPO_DIR,
         env: dict[str, str] | None = None,
     ) -> ExecResult:
-        argv = self._argv(command, mounts, limits, cwd, env or {})
-        program = filter_path()
-        if program is None:
-            return run_process(argv, limits, env=_outer_env())
-        # bwrap reads the seccomp program from an inherited descriptor when it starts.
-        fd = os.open(program, os.O_RDONLY)
-        try:
-            at = argv.index("--die-with-parent")
-            argv[at:at] = ["--seccomp", str(fd)]
-            return run_process(argv, limits, env=_outer_env(), pass_fds=(fd,))
-        finally:
-            os.close(fd)
+        with cgroups.lease(limits.processes) if is_root() else contextlib.nullcontext() as slot:
+            join = slot.path if slot is not None and not slot.threaded else None
+            argv = self._argv(command, mounts, limits, cwd, env or {}, slot is not None, join)
+            spawn = slot.spawn if slot is not None else None
+            program = filter_path()
+            if program is None:
+                return run_process(argv, limits, env=_outer_env(), spawn=spawn)
+            # bwrap reads the seccomp program from an inherited descriptor when it starts.
+            fd = os.open(program, os.O_RDONLY)
+            try:
+                at = argv.index("--die-with-parent")
+                argv[at:at] = ["--seccomp", str(fd)]
+                return run_process(argv, limits, env=_outer_env(), pass_fds=(fd,), spawn=spawn)
+            finally:
+                os.close(fd)
 
     # -- argv construction ----------------------------------------------------------------------
 
-    def _argv(self, command: str, mounts: Mounts, limits: Limits, cwd: str, env: dict[str, str]) -> list[str]:
+    def _argv(
+        self,
+        command: str,
+        mounts: Mounts,
+        limits: Limits,
+        cwd: str,
+        env: dict[str, str],
+        in_cgroup: bool = False,
+        join: Path | None = None,
+    ) -> list[str]:
+        """`in_cgroup`: the command runs in a pids cgroup of its own (born there, or joining `join`)."""
+        # With a pids cgroup per command, RLIMIT_NPROC (shared by every jail: one uid) is only a
+        # machine-wide backstop; without one it is the limit itself.
+        nproc = limits.processes * _NPROC_BACKSTOP if in_cgroup else limits.processes
         prlimit = [
             "prlimit",
-            f"--nproc={limits.processes}",
+            f"--nproc={nproc}",
             f"--as={limits.memory_mb * 1024 * 1024}",
             f"--cpu={limits.cpu_s}",
             f"--fsize={limits.file_size_mb * 1024 * 1024}",
@@ -142,10 +175,10 @@ class BwrapSandbox:
         ]
         shell = ["/bin/sh", "-c", command]
         if not is_root():
-            return prlimit + self._bwrap_args(mounts, cwd, env) + ["--", *shell]
+            return prlimit + self._bwrap_args(mounts, limits, cwd, env) + ["--", *shell]
         # As root, bwrap runs privileged (it can bind anything) and keeps only the capabilities setpriv needs
         # to become the unprivileged sandbox uid, which then drops every capability for good. RLIMIT_NPROC
-        # only binds a non-root uid: that is what stops fork bombs.
+        # only binds a non-root uid: that is what stops fork bombs where there is no pids cgroup.
         drop = [
             "setpriv",
             f"--reuid={self.uid}",
@@ -156,35 +189,26 @@ class BwrapSandbox:
             "--no-new-privs",
             "--",
         ]
-        jail = [*self._bwrap_args(mounts, cwd, env), "--", *drop, *prlimit, *shell]
-        if mounts.overlay is None:
+        jail = [*self._bwrap_args(mounts, limits, cwd, env), "--", *drop, *prlimit, *shell]
+        overlays = [spec for spec in (mounts.overlay, mounts.venv_overlay) if spec is not None]
+        if not overlays and join is None:
             return jail
-        overlay = mounts.overlay
-        # The overlay is mounted in a private mount namespace that lives exactly as long as the command:
-        # nothing is left mounted on the host, and the upper layer keeps the episode's changes.
-        options = f"lowerdir={overlay.lower},upperdir={overlay.upper},workdir={overlay.work}"
-        script = 'mount -t overlay overlay -o "$1" "$2" && shift 2 && exec "$@"'
-        return [
-            "unshare",
-            "--mount",
-            "--propagation",
-            "private",
-            "--",
-            "/bin/sh",
-            "-c",
-            script,
-            "repogym-overlay",
-            options,
-            str(overlay.merged),
-            *jail,
-        ]
+        mounting: list[str] = []
+        for spec in overlays:
+            mounting += [spec.options(), str(spec.merged)]
+        launcher = ["/bin/sh", "-c", _LAUNCHER, "repogym-launch", str(join or ""), *mounting, "--", *jail]
+        if not overlays:
+            return launcher
+        # The overlays are mounted in a private mount namespace that lives exactly as long as the command:
+        # nothing is left mounted on the host, and the upper layers keep the episode's changes.
+        return ["unshare", "--mount", "--propagation", "private", "--", *launcher]
 
     def _identity_args(self) -> list[str]:
         if is_root():
             return ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
         return ["--unshare-user", "--uid", str(os.getuid()), "--gid", str(os.getgid())]
 
-    def _bwrap_args(self, mounts: Mounts, cwd: str, env: dict[str, str]) -> list[str]:
+    def _bwrap_args(self, mounts: Mounts, limits: Limits, cwd: str, env: dict[str, str]) -> list[str]:
         args = [
             bwrap_path(),
             "--die-with-parent",
@@ -211,6 +235,14 @@ class BwrapSandbox:
             "/lib",
             "--dev",
             "/dev",
+            # A private, size-limited /dev/shm per command: multiprocessing's locks, queues and shared
+            # memory live there (sticky and world-writable, as on a host).
+            "--perms",
+            "1777",
+            "--size",
+            str(limits.shm_mb * 1024 * 1024),
+            "--tmpfs",
+            "/dev/shm",
             "--proc",
             "/proc",
             # bwrap gives folders it creates the host's modes; /etc must be readable by the sandbox uid.
@@ -231,8 +263,9 @@ class BwrapSandbox:
             [(mounts.interpreter_prefix, str(mounts.interpreter_prefix))] if mounts.interpreter_prefix else []
         )
         binds += [(b.host, b.jail) for b in mounts.extra]
-        if mounts.venv is not None:
-            binds.append((mounts.venv, VENV_DIR))
+        venv = mounts.venv_overlay.merged if mounts.venv_overlay is not None else mounts.venv
+        if venv is not None:
+            binds.append((venv, VENV_DIR))
         args += _parent_dirs([jail for _, jail in binds])
         args += [
             "--ro-bind",
@@ -248,8 +281,8 @@ class BwrapSandbox:
         if mounts.interpreter_prefix is not None:
             prefix = str(mounts.interpreter_prefix)
             args += ["--ro-bind", prefix, prefix]
-        if mounts.venv is not None:
-            args += ["--ro-bind", str(mounts.venv), VENV_DIR]
+        if venv is not None:
+            args += ["--bind" if mounts.venv_writable else "--ro-bind", str(venv), VENV_DIR]
         for bind in mounts.extra:
             args += ["--bind" if bind.writable else "--ro-bind", str(bind.host), bind.jail]
         args += ["--chdir", cwd, "--clearenv"]
@@ -293,7 +326,8 @@ def identity_files(uid: int) -> Path:
 def jail_environment(mounts: Mounts) -> dict[str, str]:
     """The complete environment of a jailed command: nothing from the host."""
     path = "/usr/local/bin:/usr/bin:/bin"
-    if mounts.venv is not None:
+    has_venv = mounts.venv is not None or mounts.venv_overlay is not None
+    if has_venv:
         path = f"{VENV_DIR}/bin:{path}"
     return {
         "PATH": path,
@@ -312,7 +346,7 @@ def jail_environment(mounts: Mounts) -> dict[str, str]:
         "GIT_AUTHOR_EMAIL": "sandbox@repogym.invalid",
         "GIT_COMMITTER_NAME": "sandbox",
         "GIT_COMMITTER_EMAIL": "sandbox@repogym.invalid",
-        **({"VIRTUAL_ENV": VENV_DIR} if mounts.venv is not None else {}),
+        **({"VIRTUAL_ENV": VENV_DIR} if has_venv else {}),
     }
 
 

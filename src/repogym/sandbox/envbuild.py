@@ -1,20 +1,20 @@
 """Python environments: one per (repo, environment key), built once with uv, used read-only.
 
-The key hashes the repo, the Python version, the task's install commands and
-packages, and the repository's dependency files at the commit, so tasks whose
-dependencies did not change share one environment. The build runs inside the
-jail (with network, for the package index) with a throwaway copy of the
-checkout at /testbed and the environment at its fixed in-jail path, so the
-repo's editable install points at /testbed in every later episode.
+The key (sandbox/envkey.py) hashes what decides the environment's contents,
+never how its tests run, so tasks that differ only there share one environment.
+
+The build runs inside the jail with network (for the package index), the
+environment at its fixed in-jail path and the checkout at /testbed, so the
+repo's editable install points at /testbed in every later episode. What the
+install writes inside the repo is kept as the install layer of the build's
+commit (sandbox/installs.py does the same for every other commit). Every
+installer gets the machine's CA bundle; pip is in every environment.
 """
 
 from __future__ import annotations
 
-import glob
-import hashlib
-import json
 import os
-import re
+import shlex
 import shutil
 import tempfile
 import tomllib
@@ -24,25 +24,45 @@ from pathlib import Path
 from filelock import FileLock
 
 from repogym.errors import EnvBuildError
-from repogym.sandbox.base import VENV_DIR, Bind, Limits, Mounts, Sandbox
+from repogym.sandbox.base import VENV_DIR, Bind, ExecResult, Limits, Mounts, Sandbox
 from repogym.sandbox.bwrap import SANDBOX_UID, is_root
 from repogym.sandbox.cache import cache_dir
-from repogym.sandbox.workspace import EpisodeLayer
+from repogym.sandbox.envkey import env_key, environment_packages, exclude_newer_timestamp
+from repogym.sandbox.interpreters import Interpreter, find_interpreters, pick_interpreter
+from repogym.sandbox.workspace import MIRROR_OBJECTS, EpisodeLayer, checkout_mirror
 from repogym.task import Task
 
-_DEP_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements*.txt", "requirements/*.txt", "tox.ini")
+__all__ = [
+    "EnvBuilder",
+    "EnvHandle",
+    "Interpreter",
+    "env_key",
+    "find_interpreters",
+    "install_script",
+    "pick_interpreter",
+]
+
 _TEST_EXTRAS = ("test", "tests", "testing", "dev")
-_UV_JAIL = "/opt/repogym/bin/uv"
+UV_JAIL = "/opt/repogym/bin/uv"
 _UV_CACHE_JAIL = "/opt/repogym/uv-cache"
+_CA_JAIL = "/opt/repogym/ca-certificates.crt"
+_CA_CANDIDATES = (
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/cert.pem",
+)
+#: Host variables that point installers at another package index (URLs only: host paths are not visible).
+_INDEX_VARIABLES = (
+    "UV_INDEX_URL",
+    "UV_EXTRA_INDEX_URL",
+    "UV_DEFAULT_INDEX",
+    "UV_INDEX",
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_TRUSTED_HOST",
+)
+UV_PIP = f"{UV_JAIL} pip install --python {VENV_DIR}/bin/python"
 BUILD_LIMITS = Limits(wall_s=900, cpu_s=1800, memory_mb=8192, processes=512)
-
-
-@dataclass(frozen=True)
-class Interpreter:
-    version: str
-    """Full version, e.g. 3.9.18."""
-    executable: Path
-    prefix: Path
 
 
 @dataclass(frozen=True)
@@ -57,139 +77,73 @@ class EnvHandle:
     """Seconds the build took (0 when it came from the cache)."""
 
 
-def find_interpreters() -> list[Interpreter]:
-    """CPython installations on this machine: pyenv's, the one running repogym, and /usr/bin's."""
-    import sys
-
-    found: dict[str, Interpreter] = {}
-    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-    candidates = sorted(glob.glob(str(pyenv_root / "versions" / "*" / "bin" / "python[23].*")))
-    candidates += [
-        sys.executable,
-        *sorted(glob.glob("/usr/bin/python3.*")),
-        *sorted(glob.glob("/usr/local/bin/python3.*")),
-    ]
-    for raw in candidates:
-        path = Path(raw)
-        match = re.fullmatch(r"python(\d+\.\d+)", path.name)
-        if raw != sys.executable and not match:
-            continue
-        if path.parent.parent.name.count(".") == 2 and "versions" in path.parts:
-            version = path.parent.parent.name
-            prefix = path.parent.parent
-        elif raw == sys.executable:
-            version = ".".join(map(str, sys.version_info[:3]))
-            prefix = Path(sys.base_prefix)
-            path = Path(sys._base_executable) if hasattr(sys, "_base_executable") else path
-        else:
-            version = match.group(1) if match else ""
-            prefix = path.parent.parent
-        found.setdefault(version, Interpreter(version, path.resolve(), prefix.resolve()))
-    return sorted(found.values(), key=lambda i: [int(p) for p in re.findall(r"\d+", i.version)])
-
-
-def pick_interpreter(wanted: str) -> Interpreter:
-    """The newest interpreter whose version starts with `wanted` ('' = the one running repogym)."""
-    import sys
-
-    interpreters = find_interpreters()
-    if not wanted:
-        wanted = ".".join(map(str, sys.version_info[:3]))
-    matches = [i for i in interpreters if i.version == wanted or i.version.startswith(wanted + ".")]
-    if not matches:
-        have = ", ".join(i.version for i in interpreters) or "none"
-        raise EnvBuildError(
-            f"Python {wanted} is not installed on this machine (found: {have}); "
-            "repogym cannot download interpreters here"
-        )
-    return matches[-1]
-
-
-def env_key(task: Task, pristine: Path, interpreter: Interpreter) -> str:
-    """What decides the environment: repo, Python, the task's env spec and the dependency files.
-
-    Of pyproject.toml only the parts that change what gets installed count (build system,
-    dependencies, extras, requires-python, build-tool tables), so a version bump or a tool
-    setting does not force a rebuild. Other dependency files count whole.
-    """
-    digest = hashlib.sha256()
-    spec = {"repo": task.repo, "python": interpreter.version, "env": task.env.to_dict(), "v": 2}
-    digest.update(json.dumps(spec, sort_keys=True).encode())
-    for pattern in _DEP_FILES:
-        for path in sorted(pristine.glob(pattern)):
-            content = _pyproject_deps(path) if path.name == "pyproject.toml" else path.read_bytes()
-            digest.update(path.name.encode() + b"\0" + content + b"\0")
-    return digest.hexdigest()[:20]
-
-
-def _pyproject_deps(path: Path) -> bytes:
-    """The install-relevant tables of a pyproject.toml, canonically serialised (the whole file if unreadable).
-
-    >>> import tempfile, pathlib
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> a, b = folder / "a.toml", folder / "b.toml"
-    >>> _ = a.write_text('[project]\\nname = "x"\\nversion = "1.0"\\ndependencies = ["attrs"]\\n')
-    >>> _ = b.write_text('[project]\\nname = "x"\\nversion = "2.0"\\ndependencies = ["attrs"]\\n')
-    >>> _pyproject_deps(a) == _pyproject_deps(b)
-    True
-    """
-    raw = path.read_bytes()
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return raw
-    project = data.get("project", {})
-    tool = data.get("tool", {})
-    relevant = {
-        "build-system": data.get("build-system"),
-        "project": {
-            k: project.get(k)
-            for k in (
-                "name",
-                "dependencies",
-                "optional-dependencies",
-                "requires-python",
-                "dynamic",
-                "scripts",
-                "entry-points",
-            )
-        },
-        "tool": {k: tool.get(k) for k in ("setuptools", "poetry", "hatch", "flit", "pdm")},
-    }
-    return json.dumps(relevant, sort_keys=True, default=str).encode()
-
-
 def install_script(task: Task, pristine: Path, interpreter: Interpreter) -> str:
     """The shell script that builds the environment (printed at the top of the build log)."""
-    uv = f"{_UV_JAIL} pip install --python {VENV_DIR}/bin/python"
     lines = ["set -ex"]
     major_minor = tuple(int(p) for p in interpreter.version.split(".")[:2])
     if major_minor >= (3, 8):
-        lines.append(f"{_UV_JAIL} venv --quiet --python {interpreter.executable} {VENV_DIR}")
+        lines.append(f"{UV_JAIL} venv --quiet --python {interpreter.executable} {VENV_DIR}")
+        # pip for `python -m pip ...` install lines: the newest one this Python supports (not held back
+        # by exclude_newer: only a recent pip honours PIP_UPLOADED_PRIOR_TO). setuptools and wheel as
+        # `uv venv --seed` gives them, as of exclude_newer.
+        lines.append(f"env -u UV_EXCLUDE_NEWER {UV_PIP} pip")
+        if major_minor < (3, 12):
+            lines.append(f"{UV_PIP} setuptools wheel")
     else:
-        lines.append(f"{interpreter.executable} -m venv {VENV_DIR}")
-    packages = ["pytest", *task.env.packages] if task.env.log_parser == "pytest" else list(task.env.packages)
+        lines.append(f"{interpreter.executable} -m venv {VENV_DIR}")  # its ensurepip brings pip
+    packages = environment_packages(task)
     if packages:
-        lines.append(f"{uv} " + " ".join(_quote(p) for p in packages))
-    if task.env.install:
+        lines.append(f"{UV_PIP} " + " ".join(shlex.quote(p) for p in packages))
+    repo_step = repo_install_lines(task, pristine)
+    if not task.env.install:
+        lines += _requirements_lines(pristine)
+    build_requires = _build_requirements(pristine) if repo_step else []
+    if build_requires:
+        # So that the grader can re-run the install offline (no build isolation) after a packaging patch.
+        quoted = " ".join(shlex.quote(r) for r in build_requires)
+        lines.append(f"{UV_PIP} {quoted} || echo 'repogym: build requirements not installed: {quoted}'")
+    if repo_step:
         lines.append(f". {VENV_DIR}/bin/activate")
-        lines += list(task.env.install)
-    else:
-        lines += _detected_install(pristine, uv)
+        lines += repo_step
     return "\n".join(lines) + "\n"
 
 
-def _detected_install(pristine: Path, uv: str) -> list[str]:
-    lines = []
-    for requirements in sorted(pristine.glob("requirements*.txt")) + sorted(
-        pristine.glob("requirements/*.txt")
-    ):
-        lines.append(f"{uv} -r {_quote(str(requirements.relative_to(pristine)))}")
+def repo_install_lines(task: Task, pristine: Path) -> list[str]:
+    """The install step that writes into the repo (run per commit, and again after a packaging patch):
+    the task's install commands, else a detected editable install. [] when there is none."""
+    if task.env.install:
+        return list(task.env.install)
     if any((pristine / name).exists() for name in ("pyproject.toml", "setup.py", "setup.cfg")):
         extras = _test_extras(pristine)
         target = f".[{','.join(extras)}]" if extras else "."
-        lines.append(f"{uv} -e {_quote(target)}")
-    return lines
+        return [f"{UV_PIP} -e {shlex.quote(target)}"]
+    return []
+
+
+def repo_install_script(task: Task, pristine: Path) -> str:
+    """The repo install step as a script ('' when there is none)."""
+    lines = repo_install_lines(task, pristine)
+    return "\n".join(["set -ex", f". {VENV_DIR}/bin/activate", *lines]) + "\n" if lines else ""
+
+
+def _requirements_lines(pristine: Path) -> list[str]:
+    found = sorted(pristine.glob("requirements*.txt")) + sorted(pristine.glob("requirements/*.txt"))
+    return [f"{UV_PIP} -r {shlex.quote(str(path.relative_to(pristine)))}" for path in found]
+
+
+def _build_requirements(pristine: Path) -> list[str]:
+    """[build-system].requires of pyproject.toml, else setuptools and wheel for a setup.py project."""
+    pyproject = pristine / "pyproject.toml"
+    if pyproject.exists():
+        try:
+            requires = (
+                tomllib.loads(pyproject.read_text(encoding="utf-8")).get("build-system", {}).get("requires")
+            )
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            requires = None
+        if isinstance(requires, list) and all(isinstance(r, str) for r in requires):
+            return list(requires)
+    return ["setuptools", "wheel"]
 
 
 def _test_extras(pristine: Path) -> list[str]:
@@ -215,10 +169,91 @@ def _test_extras(pristine: Path) -> list[str]:
     return [extra for extra in _TEST_EXTRAS if extra in declared]
 
 
-def _quote(text: str) -> str:
-    import shlex
+def build_environment(task: Task) -> dict[str, str]:
+    """Variables of every build step (never of test runs): uv's settings, the CA bundle for every
+    installer, the package index the host is configured for, and exclude_newer."""
+    env = {
+        "UV_CACHE_DIR": _UV_CACHE_JAIL,
+        "UV_PYTHON_DOWNLOADS": "never",
+        "UV_LINK_MODE": "copy",
+        "UV_NO_PROGRESS": "1",
+        "UV_COMPILE_BYTECODE": "1",  # the jail never writes .pyc files, so ship them
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+    if host_ca_bundle() is not None:
+        # Trust the machine's CA store (corporate proxies re-sign the package index's certificates): uv,
+        # pip, requests, curl and Python's ssl module each read their own variable.
+        env.update(
+            UV_SYSTEM_CERTS="1",
+            UV_NATIVE_TLS="1",
+            SSL_CERT_FILE=_CA_JAIL,
+            PIP_CERT=_CA_JAIL,
+            REQUESTS_CA_BUNDLE=_CA_JAIL,
+            CURL_CA_BUNDLE=_CA_JAIL,
+        )
+    index = {k: v for k, v in os.environ.items() if k in _INDEX_VARIABLES and "file:" not in v}
+    if "PIP_INDEX_URL" not in index and (index.get("UV_DEFAULT_INDEX") or index.get("UV_INDEX_URL")):
+        index["PIP_INDEX_URL"] = index.get("UV_DEFAULT_INDEX") or index["UV_INDEX_URL"]
+    env.update(index)
+    cutoff = exclude_newer_timestamp(task.env.exclude_newer)
+    if cutoff:
+        env.update(UV_EXCLUDE_NEWER=cutoff, PIP_UPLOADED_PRIOR_TO=cutoff)
+    return env
 
-    return shlex.quote(text)
+
+def host_ca_bundle() -> Path | None:
+    """The machine's CA bundle: $SSL_CERT_FILE if it is a file, else the distribution's usual place."""
+    for candidate in (os.environ.get("SSL_CERT_FILE", ""), *_CA_CANDIDATES):
+        if candidate and Path(candidate).is_file():
+            return Path(candidate).resolve()
+    return None
+
+
+def build_binds(pristine: Path, isolated: bool = True) -> tuple[Bind, ...]:
+    """What every build step sees besides the repo and venv: uv, its cache, the CA bundle, git objects.
+
+    `isolated` False (the local backend, which runs uv as the invoking user): a uv cache of its own, so
+    it never leaves files in the jails' cache that the sandbox uid cannot read.
+    """
+    import uv
+
+    uv_cache = cache_dir("uv-cache" if isolated else "uv-cache-local")
+    if is_root():
+        os.chown(uv_cache, SANDBOX_UID, SANDBOX_UID)
+    binds = [Bind(Path(uv.find_uv_bin()), UV_JAIL), Bind(uv_cache, _UV_CACHE_JAIL, writable=True)]
+    ca = host_ca_bundle()
+    if ca is not None:
+        binds.append(Bind(ca, _CA_JAIL))
+    mirror_path = checkout_mirror(pristine)
+    if mirror_path is not None:
+        # git works in the build (setuptools_scm reads the commit from it).
+        binds.append(Bind(mirror_path / "objects", MIRROR_OBJECTS))
+    return tuple(binds)
+
+
+def run_build_step(
+    sandbox: Sandbox, task: Task, script: str, mounts: Mounts, log_path: Path, what: str
+) -> ExecResult:
+    """Run a build script in the jail, keep its log; raises EnvBuildError with the log's tail on failure."""
+    result = sandbox.run(script, mounts, BUILD_LIMITS, env=build_environment(task))
+    log_path.write_text(f"# {what} script\n{script}\n# output\n{result.output}\n", encoding="utf-8")
+    if not result.ok:
+        tail = "\n".join(result.output.strip().splitlines()[-15:])
+        why = "timed out" if result.timed_out else f"exit code {result.exit_code}"
+        raise EnvBuildError(f"{what} for {task.repo} failed ({why}); log {log_path}; tail:\n{tail}")
+    return result
+
+
+def env_stamp(venv: Path) -> str:
+    """Which build of an environment this is (its folder's inode and change time): install layers made
+    over one build are not used over another."""
+    info = venv.stat()
+    return f"{info.st_ino}-{info.st_ctime_ns}"
+
+
+def install_layer_dir(key: str, pristine: Path, overlay: bool) -> Path:
+    """Where the install layers of environment `key` at the commit of `pristine` are kept."""
+    return cache_dir("installs") / f"{key}-{pristine.name}-{'overlay' if overlay else 'copy'}"
 
 
 class EnvBuilder:
@@ -233,7 +268,8 @@ class EnvBuilder:
 
         interpreter = pick_interpreter(task.env.python)
         key = env_key(task, pristine, interpreter)
-        envs = cache_dir("envs")
+        # The local backend builds with host paths in the venv: never the same folder as the jails' envs.
+        envs = cache_dir("envs" if self.sandbox.isolated else "envs-local")
         venv, log_path = envs / key, envs / f"{key}.log"
         if (envs / f"{key}.ok").exists():
             return EnvHandle(key, venv, interpreter, log_path)
@@ -241,63 +277,49 @@ class EnvBuilder:
             if (envs / f"{key}.ok").exists():
                 return EnvHandle(key, venv, interpreter, log_path)
             started = time.perf_counter()
-            self._build(task, pristine, interpreter, venv, log_path)
+            self._build(task, pristine, interpreter, key, venv, log_path)
             (envs / f"{key}.ok").touch()
             return EnvHandle(key, venv, interpreter, log_path, time.perf_counter() - started)
 
     def _build(
-        self, task: Task, pristine: Path, interpreter: Interpreter, venv: Path, log_path: Path
+        self, task: Task, pristine: Path, interpreter: Interpreter, key: str, venv: Path, log_path: Path
     ) -> None:
         script = install_script(task, pristine, interpreter)
         staging = Path(tempfile.mkdtemp(prefix=venv.name + ".", dir=venv.parent))
-        uv_cache = cache_dir("uv-cache")
         if is_root():
-            for path in (staging, uv_cache):
-                os.chown(path, SANDBOX_UID, SANDBOX_UID)
-        layer = EpisodeLayer.create(pristine, overlay=self.sandbox.supports_overlay)
+            os.chown(staging, SANDBOX_UID, SANDBOX_UID)
+        overlay = self.sandbox.supports_overlay
+        layer = EpisodeLayer.create(pristine, overlay=overlay)
         try:
-            import uv
-
             mounts = Mounts(
                 workspace=layer.workspace,
                 tmp=layer.tmp,
+                venv=staging,
+                venv_writable=True,
                 interpreter_prefix=interpreter.prefix,
                 overlay=layer.overlay(),
                 network=True,
-                extra=(
-                    Bind(staging, VENV_DIR, writable=True),
-                    Bind(Path(uv.find_uv_bin()), _UV_JAIL),
-                    Bind(uv_cache, _UV_CACHE_JAIL, writable=True),
-                ),
+                extra=build_binds(pristine, self.sandbox.isolated),
             )
-            env = {
-                "UV_CACHE_DIR": _UV_CACHE_JAIL,
-                "UV_PYTHON_DOWNLOADS": "never",
-                "UV_LINK_MODE": "copy",
-                "UV_NO_PROGRESS": "1",
-                "UV_COMPILE_BYTECODE": "1",  # the jail never writes .pyc files, so ship them
-                # Trust the machine's CA store (corporate proxies re-sign the package index's certificates).
-                "UV_SYSTEM_CERTS": "1",
-                "UV_NATIVE_TLS": "1",
-                "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt",
-                **{
-                    k: v
-                    for k, v in os.environ.items()
-                    if k in ("UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX")
-                },
-            }
-            result = self.sandbox.run(script, mounts, BUILD_LIMITS, env=env)
-            log_path.write_text(f"# build script\n{script}\n# output\n{result.output}\n", encoding="utf-8")
-            if not result.ok:
-                tail = "\n".join(result.output.strip().splitlines()[-15:])
-                why = "timed out" if result.timed_out else f"exit code {result.exit_code}"
-                raise EnvBuildError(
-                    f"environment build for {task.repo} failed ({why}); log {log_path}; tail:\n{tail}"
-                )
+            run_build_step(self.sandbox, task, script, mounts, log_path, "environment build")
             if venv.exists():
                 shutil.rmtree(venv)
             os.replace(staging, venv)
+            if self.sandbox.isolated and repo_install_lines(task, pristine):
+                folder = install_layer_dir(key, pristine, overlay)
+                self._keep_install_layer(layer, folder, env_stamp(venv))
         finally:
             layer.close()
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
+
+    @staticmethod
+    def _keep_install_layer(layer: EpisodeLayer, folder: Path, stamp: str) -> None:
+        """What the build's install wrote in the repo becomes its commit's install layer (installs.py
+        finishes it), so the commit the environment was built at pays for no second install."""
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.with_name(folder.name + ".ok").unlink(missing_ok=True)
+        folder.mkdir()
+        os.rename(layer.root / ("upper" if layer.uses_overlay else "copy"), folder / "repo")
+        (folder / "from-build").write_text(stamp)

@@ -9,6 +9,8 @@ Not guaranteed (everything bwrap adds):
   command runs as you, with your files.
 - The workspace is the episode's folder on the host, not /testbed: the environment's
   editable install of the repo does not apply; the repo root (and its src/) is put on PYTHONPATH.
+  What the install step writes into the repo is not kept per commit (no install layers), and
+  a packaging patch is not re-installed; no private /dev/shm, no per-command process cgroup.
 - Daemons that start their own session escape the kill at the end of a command.
 """
 

@@ -55,24 +55,32 @@ def run_process(
     cwd: str | None = None,
     preexec_fn: Callable[[], None] | None = None,
     pass_fds: Sequence[int] = (),
+    spawn: Callable[[Callable[[], subprocess.Popen[bytes]]], subprocess.Popen[bytes]] | None = None,
 ) -> ExecResult:
-    """Run `argv` in its own process group; kill the group on timeout or runaway output."""
+    """Run `argv` in its own process group; kill the group on timeout or runaway output.
+
+    `spawn`: runs the Popen where the child must be born (a cgroup slot's thread, see cgroups.py).
+    """
     started = time.monotonic()
+
     # No Python code runs between fork and exec unless a backend asks for it (local's rlimits):
     # preexec_fn is unsafe with threads, and grading runs many sandboxes from a thread pool.
     # bwrap's --die-with-parent takes the jail down if repogym dies.
-    process = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env=env,
-        cwd=cwd,
-        preexec_fn=preexec_fn,  # only the local backend sets one (its rlimits)
-        start_new_session=True,
-        close_fds=True,
-        pass_fds=tuple(pass_fds),
-    )
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=cwd,
+            preexec_fn=preexec_fn,  # only the local backend sets one (its rlimits)
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=tuple(pass_fds),
+        )
+
+    process = spawn(start) if spawn is not None else start()
     buffer = _CappedBuffer(limits.output_bytes)
     reason = ExitReason.EXITED
     assert process.stdout is not None

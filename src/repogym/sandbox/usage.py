@@ -27,7 +27,10 @@ AREAS: dict[str, str] = {
     "blobs": "content-addressed file store that checkouts hardlink",
     "checkouts": "pristine checkouts, one per (repository, commit)",
     "envs": "Python environments, one per environment key",
+    "installs": "what an environment's install step wrote, per (environment, commit): episodes' lower layers",
+    "envs-local": "environments built by the local backend (host paths inside; never used by jails)",
     "uv-cache": "uv's download and wheel cache (shared by environment builds)",
+    "uv-cache-local": "uv's cache for the local backend's builds",
     "episodes": "writable layers of running episodes (leftovers of killed runs)",
     "logs": "test logs of grading and validation",
 }
@@ -48,7 +51,9 @@ def disk_usage(root: Path | None = None) -> list[AreaUsage]:
     """Bytes and entries per area; a file hardlinked from several places is counted once overall."""
     root = root or cache_root()
     seen: set[tuple[int, int]] = set()
-    others = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name not in AREAS) if root.exists() else []
+    others = (
+        sorted(p.name for p in root.iterdir() if p.is_dir() and p.name not in AREAS) if root.exists() else []
+    )
     usage = []
     for name in [*AREAS, *others]:
         path = root / name
@@ -104,8 +109,8 @@ def prune(
         folder = root / area
         if not folder.is_dir():
             continue
-        if area == "uv-cache":
-            results.append(_prune_uv(folder, dry_run))
+        if area in ("uv-cache", "uv-cache-local"):
+            results.append(_prune_uv(folder, dry_run, area))
             continue
         removed = freed = in_use = 0
         for entry in _stale_entries(area, folder, cutoff):
@@ -159,7 +164,7 @@ def _remove(entry: Path) -> None:
         entry.unlink(missing_ok=True)
 
 
-def _prune_uv(folder: Path, dry_run: bool) -> Pruned:
+def _prune_uv(folder: Path, dry_run: bool, area: str = "uv-cache") -> Pruned:
     import uv
 
     before = _tree_bytes(folder, set())
@@ -167,7 +172,7 @@ def _prune_uv(folder: Path, dry_run: bool) -> Pruned:
         subprocess.run(
             [uv.find_uv_bin(), "cache", "prune", "--cache-dir", str(folder)], capture_output=True, check=False
         )
-    return Pruned("uv-cache", 0, max(before - _tree_bytes(folder, set()), 0), 0)
+    return Pruned(area, 0, max(before - _tree_bytes(folder, set()), 0), 0)
 
 
 def parse_age(text: str) -> float:

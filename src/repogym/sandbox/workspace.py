@@ -9,8 +9,11 @@ written to again.
 An episode sees the checkout at /testbed through a private writable layer:
 overlayfs (upper/work folders, mounted per command in a private mount
 namespace) when the backend can mount it (bwrap as root), else a full copy
-(correct, slower). Reset
-throws the layer away: it is renamed aside at once and deleted on a background thread.
+(correct, slower). Between the checkout and the episode's layer sit the
+install layers of the task's environment at that commit (sandbox/installs.py),
+and the venv can get a layer of its own the same way. Reset throws the
+episode's layers away: they are renamed aside at once and deleted on a
+background thread.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from repogym.sandbox.repos import git
 
 #: Where a task's mirror objects are bound in the jail (the checkouts' alternates point here).
 MIRROR_OBJECTS = "/opt/repogym/mirror/objects"
+#: Where repogym's own git commands see the pristine checkout's .git (read-only).
+PRISTINE_GIT = "/opt/repogym/pristine-git"
 _MODES = {b"100644": 0o644, b"100755": 0o755}
 
 
@@ -59,8 +64,17 @@ def pristine_checkout(mirror_path: Path, commit: str) -> Path:
         if path.exists():
             shutil.rmtree(path)
         os.replace(tmp, path)
+        path.with_name(f"{key}.mirror").write_text(str(mirror_path))
         complete.touch()
     return path
+
+
+def checkout_mirror(pristine: Path) -> Path | None:
+    """The mirror a pristine checkout borrows its objects from (its `.git` names it by the jail path only)."""
+    try:
+        return Path(pristine.with_name(f"{pristine.name}.mirror").read_text())
+    except OSError:
+        return None
 
 
 def _materialise(mirror_path: Path, commit: str, dest: Path) -> None:
@@ -148,23 +162,40 @@ def _make_git_dir(mirror_path: Path, commit: str, dest: Path) -> None:
 
 @dataclass
 class EpisodeLayer:
-    """The writable layer of one episode over a pristine checkout."""
+    """The writable layer of one episode over a pristine checkout (and the view of the venv it runs with)."""
 
-    pristine: Path
+    lowers: tuple[Path, ...]
+    """What /testbed starts as: overlay lower layers, top first, ending with the pristine checkout (the
+    install layers of its commit above it); in copy mode a single full tree, which is copied."""
     root: Path
     """The episode's own folder (layer, tmp, out); removed by close()."""
     uses_overlay: bool
     """True: an overlayfs layer (the backend mounts it per command); False: a private copy."""
+    venv_lowers: tuple[Path, ...] = ()
+    """What the venv starts as, likewise: layers over the shared venv (one full venv in copy mode)."""
+    venv_private: bool = False
+    """True once `make_venv_writable()` gave the episode its own venv layer (until the next reset)."""
     _deleting: list[threading.Thread] = field(default_factory=list, repr=False)
     """Background deletions of discarded layers (see _discard)."""
 
     @classmethod
-    def create(cls, pristine: Path, overlay: bool) -> EpisodeLayer:
+    def create(
+        cls, base: Path | tuple[Path, ...], overlay: bool, venv: tuple[Path, ...] = ()
+    ) -> EpisodeLayer:
+        """A fresh layer over `base` (a pristine checkout, or install layers ending with one)."""
+        lowers = (base,) if isinstance(base, Path) else tuple(base)
+        if not overlay and len(lowers) != 1:
+            raise ValueError("a copied workspace starts from one full tree, not from layers")
         root = cache_dir("episodes") / f"{int(time.time())}-{uuid.uuid4().hex[:12]}"
         root.mkdir()
-        layer = cls(pristine, root, overlay)
+        layer = cls(lowers, root, overlay, tuple(venv))
         layer.reset()
         return layer
+
+    @property
+    def pristine(self) -> Path:
+        """The bottom layer: the commit's pristine checkout (or, in copy mode, the tree copied)."""
+        return self.lowers[-1]
 
     @property
     def tmp(self) -> Path:
@@ -188,19 +219,58 @@ class EpisodeLayer:
     def overlay(self) -> OverlaySpec | None:
         if not self.uses_overlay:
             return None
-        return OverlaySpec(self.pristine, self.root / "upper", self.root / "work", self.root / "merged")
+        return OverlaySpec(self.lowers, self.root / "upper", self.root / "work", self.root / "merged")
+
+    def venv_view(self) -> tuple[Path | None, OverlaySpec | None]:
+        """How the venv is shown: (folder, None) bound as it is, or (None, overlay) mounted per command."""
+        if not self.venv_lowers:
+            return None, None
+        if self.venv_private and not self.uses_overlay:
+            return self.root / "venv-copy", None
+        if self.venv_private:
+            upper, work = self.root / "venv-upper", self.root / "venv-work"
+            return None, OverlaySpec(self.venv_lowers, upper, work, self.root / "venv-merged")
+        if len(self.venv_lowers) == 1:
+            return self.venv_lowers[0], None  # the common case costs no mount
+        return None, OverlaySpec(self.venv_lowers, None, None, self.root / "venv-merged")
+
+    def make_venv_writable(self) -> None:
+        """Give the episode a venv layer of its own (an overlay upper, or a full copy without overlayfs),
+        so an install can rewrite the venv without touching the shared one. Undone by reset()."""
+        if self.venv_private or not self.venv_lowers:
+            return
+        owner = _owner()
+        if self.uses_overlay:
+            made = [self.root / name for name in ("venv-upper", "venv-work", "venv-merged")]
+            for path in made:
+                path.mkdir(exist_ok=True)
+            if owner is not None:
+                for path in made[:2]:
+                    os.chown(path, owner, owner)
+        else:
+            copy = self.root / "venv-copy"
+            shutil.copytree(self.venv_lowers[0], copy, symlinks=True)
+            if owner is not None:
+                _chown_tree(copy, owner)
+        self.venv_private = True
 
     def reset(self) -> float:
         """Back to pristine; returns the seconds it took."""
         started = time.perf_counter()
         owner = _owner()
-        self._discard([self.root / name for name in ("upper", "work", "copy", "tmp", "out")], self.root)
+        names = ("upper", "work", "copy", "tmp", "out")
+        if self.venv_private:
+            names += ("venv-upper", "venv-work", "venv-copy")
+            self.venv_private = False
+        self._discard([self.root / name for name in names], self.root)
         if self.uses_overlay:
             for name in ("upper", "work", "merged"):
                 (self.root / name).mkdir(exist_ok=True)
+            if len(self.venv_lowers) > 1:
+                (self.root / "venv-merged").mkdir(exist_ok=True)
         else:
             copy = self.root / "copy"
-            shutil.copytree(self.pristine, copy, symlinks=True)
+            shutil.copytree(self.lowers[0], copy, symlinks=True)
             if owner is not None:
                 _chown_tree(copy, owner)
         (self.tmp / "home").mkdir(parents=True)

@@ -6,25 +6,61 @@ any served model. It listens on 127.0.0.1 unless told otherwise.
 
 Supported: POST /v1/chat/completions (messages, tools, temperature, top_p,
 max_tokens / max_completion_tokens, seed, logprobs, vLLM's return_token_ids),
-GET /v1/models, GET /health. Not supported (answered with 400): streaming,
-n > 1. Requests are batched by the `hf` backend underneath.
+GET /v1/models, GET /health (or /v1/health: the engine's counters). Not
+supported (answered with 400): streaming, n > 1.
+
+Under load: requests share one continuously batched decode loop (the `hf`
+backend's engine); at most `max_queue` wait for a place in the batch, further
+ones get 503 with a Retry-After header; a request still unanswered after
+`request_timeout_s` is dropped and answered 504; a client that hangs up
+(its own timeout, Ctrl-C) has its request cancelled at the next token, so
+retries never queue behind abandoned work.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import select
+import socket
 import threading
 import time
 import uuid
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from repogym.agent.backends.hf import ContextOverflow, HFPolicy
+from repogym.agent.backends.hf_engine import Job, JobTimedOut, QueueFull
 from repogym.agent.policies import AssistantTurn, PolicyConfig, PolicyRequest, SamplingParams
 from repogym.errors import ConfigError
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
+#: How often a waiting handler looks whether its client is still connected.
+DISCONNECT_POLL_S = 0.05
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """How `repogym serve` behaves under load."""
+
+    max_batch: int = 8
+    """Requests generated together (rows of the decode loop)."""
+    max_queue: int = 32
+    """Requests waiting for a row at most; one more is answered 503 with Retry-After. 0 = unbounded."""
+    request_timeout_s: float = 100.0
+    """Seconds from arrival to answer; past it the request is dropped and answered 504. Keep it below
+    the clients' own timeout (the openai policy's is 120 s), so they hear 504 before giving up. 0 = none."""
+
+    def __post_init__(self) -> None:
+        if self.max_batch < 1:
+            raise ConfigError(f"--max-batch: must be >= 1, got {self.max_batch}")
+        if self.max_queue < 0:
+            raise ConfigError(f"--max-queue: must be >= 0 (0 = unbounded), got {self.max_queue}")
+        if self.request_timeout_s < 0:
+            raise ConfigError(f"--request-timeout-s: must be >= 0 (0 = none), got {self.request_timeout_s}")
 
 
 class BadRequest(Exception):
@@ -40,10 +76,21 @@ class ChatServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, policy: HFPolicy, model_name: str, host: str = "127.0.0.1", port: int = 8000) -> None:
+    def __init__(
+        self,
+        policy: HFPolicy,
+        model_name: str,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        config: ServeConfig | None = None,
+    ) -> None:
         self.policy = policy
         self.model_name = model_name
+        self.config = config or ServeConfig()
         self.started = int(time.time())
+        self._started_monotonic = time.monotonic()
+        self.gone_before_reply = 0
+        """Clients that hung up after their reply was ready (it could not be sent)."""
         super().__init__((host, port), _Handler)
 
     @property
@@ -51,13 +98,28 @@ class ChatServer(ThreadingHTTPServer):
         host, port = self.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def completion(self, body: dict[str, Any]) -> dict[str, Any]:
+    def submit(self, body: dict[str, Any]) -> Job:
+        """Queue a request; raises BadRequest (400) or QueueFull (503)."""
         request = parse_chat_request(body)
         try:
-            turn = self.policy.act(request)
+            return self.policy.submit(request, timeout_s=self.config.request_timeout_s or None)
         except ContextOverflow as exc:
             raise BadRequest(str(exc), code="context_length_exceeded") from None
-        return completion_response(turn, self.model_name, body)
+
+    def health(self) -> dict[str, Any]:
+        """What /health answers: liveness, the limits, and the engine's counters."""
+        stats = self.policy.stats()
+        if stats.in_flight or stats.queue_depth:
+            full = self.config.max_queue and stats.queue_depth >= self.config.max_queue
+            state = "queue_full" if full else "generating"
+        else:
+            state = "idle"
+        return {
+            "status": "ok", "server": "repogym", "state": state, "model": self.model_name,
+            "uptime_s": round(time.monotonic() - self._started_monotonic, 1),
+            **dataclasses.asdict(self.config), **dataclasses.asdict(stats),
+            "gone_before_reply": self.gone_before_reply,
+        }  # fmt: skip
 
     def stop(self) -> None:
         self.shutdown()
@@ -129,7 +191,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") in ("/health", "/v1/health"):
-            self._send(HTTPStatus.OK, {"status": "ok"})
+            self._send(HTTPStatus.OK, self.server.health())
         elif self.path.rstrip("/") == "/v1/models":
             model = {
                 "id": self.server.model_name,
@@ -153,24 +215,71 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             body = json.loads(self.rfile.read(length) or b"null")
-            self._send(HTTPStatus.OK, self.server.completion(body))
+            job = self.server.submit(body)
+            result = self._wait(job)
+            if result is not None:
+                turn = self.server.policy.turn(job, result)
+                self._send(HTTPStatus.OK, completion_response(turn, self.server.model_name, body))
         except json.JSONDecodeError as exc:
             self._error(HTTPStatus.BAD_REQUEST, f"body is not JSON: {exc}", "invalid_request_error")
         except BadRequest as exc:
             self._error(HTTPStatus.BAD_REQUEST, str(exc), exc.code)
+        except QueueFull as exc:
+            retry_after = {"Retry-After": str(int(exc.retry_after_s))}
+            self._error(HTTPStatus.SERVICE_UNAVAILABLE, str(exc), "server_busy", retry_after)
+        except JobTimedOut as exc:
+            hint = "; ask for fewer max_tokens, or start the server with a larger --request-timeout-s"
+            self._error(HTTPStatus.GATEWAY_TIMEOUT, str(exc) + hint, "timeout")
         except Exception as exc:  # a model error is the server's fault: say so, keep serving
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}", "server_error")
 
-    def _error(self, status: HTTPStatus, message: str, code: str) -> None:
-        self._send(status, {"error": {"message": message, "type": code, "code": code}})
+    def _wait(self, job: Job) -> tuple[list[int], list[float]] | None:
+        """The job's result; None (and the job cancelled) as soon as the client has hung up."""
+        while True:
+            try:
+                return job.future.result(timeout=DISCONNECT_POLL_S)
+            except FutureTimeout:
+                if peer_closed(self.connection):
+                    job.cancel("the client disconnected")
+                    self.close_connection = True
+                    return None
 
-    def _send(self, status: HTTPStatus, payload: dict[str, Any]) -> None:
+    def _error(
+        self, status: HTTPStatus, message: str, code: str, headers: dict[str, str] | None = None
+    ) -> None:
+        self._send(status, {"error": {"message": message, "type": code, "code": code}}, headers)
+
+    def _send(
+        self, status: HTTPStatus, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client left in the last moment: not an error
+            self.server.gone_before_reply += 1
+            self.close_connection = True
+
+
+def peer_closed(connection: socket.socket) -> bool:
+    """Whether the other end has closed the connection (readable with nothing to read), without blocking.
+
+    Bytes waiting (a pipelined next request) mean the client is still there.
+    """
+    try:
+        readable, _, _ = select.select([connection], [], [], 0)
+        if not readable:
+            return False
+        return connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:  # reset by peer, or already closed
+        return True
 
 
 def make_server(
@@ -178,11 +287,14 @@ def make_server(
     host: str = "127.0.0.1",
     port: int = 8000,
     model_name: str = "",
-    config: PolicyConfig | None = None,
+    device: str = "",
+    serve: ServeConfig | None = None,
 ) -> ChatServer:
     """Load the model and bind the port (port 0 picks a free one); call serve_forever() or start_in_thread()."""
-    policy = HFPolicy(model_dir, config or PolicyConfig(spec=f"hf:{model_dir}"))
-    return ChatServer(policy, model_name or policy.policy_id.removeprefix("hf:"), host, port)
+    serve = serve or ServeConfig()
+    config = PolicyConfig(spec=f"hf:{model_dir}", device=device, concurrency=serve.max_batch)
+    policy = HFPolicy(model_dir, config, max_queue=serve.max_queue)
+    return ChatServer(policy, model_name or policy.policy_id.removeprefix("hf:"), host, port, serve)
 
 
 def start_in_thread(server: ChatServer) -> threading.Thread:

@@ -29,6 +29,7 @@ from repogym.task import Task
 from repogym.validate.funnel import ValidationFunnel, build_funnel
 from repogym.validate.outcome import CandidateOutcome, Verdict, candidate_fingerprint
 from repogym.validate.pool import RuntimePool
+from repogym.validate.statement import StatementWriter, write_statements
 from repogym.validate.validate import validate_candidate
 
 
@@ -66,6 +67,8 @@ class ValidationRun:
     elapsed_s: float
     validated_now: int
     """Candidates validated in this run (not taken from the partial file)."""
+    clean_runs: int = 0
+    """Clean suite runs made for synthetic candidates (one per repo state, shared by its candidates)."""
 
     @property
     def candidates_per_minute(self) -> float:
@@ -100,12 +103,14 @@ def validate_candidates(
     funnel_path: str | Path | None = None,
     on_start: Callable[[int, int], None] | None = None,
     on_result: Callable[[CandidateOutcome], None] | None = None,
+    statement_writer: StatementWriter | None = None,
 ) -> ValidationRun:
     """Validate every candidate not already done, scrub the validated ones and write them to `out`
     (not written when no task survives).
 
     `on_start(todo, done)` is called once before work starts; `on_result(outcome)` after each
-    candidate (from worker threads, one at a time).
+    candidate (from worker threads, one at a time). Validated synthetic tasks get a problem statement
+    from their failing tests' output, or from `statement_writer` (see `repogym.validate.statement`).
     """
     config = config or ValidateConfig()
     started = time.perf_counter()
@@ -117,9 +122,9 @@ def validate_candidates(
     todo = [task for task in task_set if task.instance_id not in outcomes]
     if on_start:
         on_start(len(todo), resumed)
-    if todo:
-        _run_all(todo, partial, outcomes, config, on_result)
+    clean_runs = _run_all(todo, partial, outcomes, config, on_result) if todo else 0
     validated = [outcomes[t.instance_id].to_task(t) for t in task_set if outcomes[t.instance_id].validated]
+    validated = write_statements(validated, statement_writer)
     scrubbed = scrub_tasks(validated, config.scrub_config) if config.scrub else None
     written = list(scrubbed.tasks) if scrubbed else validated
     if written:  # an empty task file is not a valid input to the next stage: write none
@@ -134,6 +139,7 @@ def validate_candidates(
         funnel=funnel,
         elapsed_s=time.perf_counter() - started,
         validated_now=len(todo),
+        clean_runs=clean_runs,
     )
 
 
@@ -143,7 +149,8 @@ def _run_all(
     outcomes: dict[str, CandidateOutcome],
     config: ValidateConfig,
     on_result: Callable[[CandidateOutcome], None] | None,
-) -> None:
+) -> int:
+    """Validate `todo`; returns how many clean suite runs synthetic candidates needed."""
     pool = RuntimePool(config.sandbox, config.repos_dir, config.limits)
     lock = threading.Lock()
 
@@ -166,6 +173,7 @@ def _run_all(
     finally:
         # On Ctrl-C, candidates not yet started are cancelled; the running ones finish and are saved.
         executor.shutdown(wait=True, cancel_futures=True)
+    return pool.clean_runs.made
 
 
 def _log_dir(config: ValidateConfig, task: Task) -> Path | None:

@@ -46,6 +46,29 @@ class FunnelReason:
 
 
 @dataclass(frozen=True)
+class GroupYield:
+    """Where the candidates of one group (a synthetic bug-injection method) went."""
+
+    name: str
+    candidates: int
+    written: int
+    dropped: tuple[tuple[str, int], ...] = ()
+    """(reason, count), most frequent first."""
+
+    @property
+    def rate(self) -> float:
+        return self.written / self.candidates if self.candidates else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "candidates": self.candidates,
+            "written": self.written,
+            "yield": round(self.rate, 4),
+            "dropped": dict(self.dropped),
+        }
+
+
+@dataclass(frozen=True)
 class ValidationFunnel:
     candidates: int
     reasons: tuple[FunnelReason, ...]
@@ -55,6 +78,8 @@ class ValidationFunnel:
     """Candidates whose outcome came from the partial file of an earlier run."""
     flaky_tests: int = 0
     """Flaky tests left out of written and dropped candidates' test lists."""
+    by_method: tuple[GroupYield, ...] = ()
+    """Yield per metadata["method"] (synthetic candidates); empty when no candidate names one."""
 
     def __post_init__(self) -> None:
         accounted = sum(reason.count for reason in self.reasons) + self.written
@@ -104,6 +129,7 @@ class ValidationFunnel:
             "written_examples": list(self.written_examples),
             "flaky_tests_dropped": self.flaky_tests,
             "stages": stages,
+            **({"by_method": {g.name: g.to_dict() for g in self.by_method}} if self.by_method else {}),
         }
 
     def table(self, title: str = "validation funnel") -> Table:
@@ -127,6 +153,27 @@ class ValidationFunnel:
         table.add_row(
             "[bold green]written[/]", "", str(self.written), escape(", ".join(self.written_examples))
         )
+        return table
+
+    def method_table(self, title: str = "yield per method") -> Table:
+        table = Table(title=title)
+        for column, justify in (
+            ("method", "left"),
+            ("candidates", "right"),
+            ("written", "right"),
+            ("yield", "right"),
+            ("dropped (reason: count)", "left"),
+        ):
+            table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        for group in self.by_method:
+            dropped = ", ".join(f"{name}: {count}" for name, count in group.dropped)
+            table.add_row(
+                escape(group.name),
+                str(group.candidates),
+                str(group.written),
+                f"{group.rate:.0%}",
+                escape(dropped),
+            )
         return table
 
 
@@ -172,6 +219,7 @@ def build_funnel(
     ]
     flaky = sum(len(outcomes[t.instance_id].flaky) for t in candidates)
     return ValidationFunnel(
+        by_method=_by_method(candidates, placed, written_ids),
         candidates=len(candidates),
         reasons=tuple(built),
         written=len(written),
@@ -179,6 +227,25 @@ def build_funnel(
         resumed=resumed,
         flaky_tests=flaky,
     )
+
+
+def _by_method(
+    candidates: Sequence[Task], placed: Mapping[str, tuple[str, Stage, str]], written_ids: set[str]
+) -> tuple[GroupYield, ...]:
+    groups: dict[str, dict[str, int]] = {}
+    for task in candidates:
+        method = task.metadata.get("method")
+        if not isinstance(method, str):
+            continue
+        counts = groups.setdefault(method, {})
+        outcome = "written" if task.instance_id in written_ids else placed[task.instance_id][0]
+        counts[outcome] = counts.get(outcome, 0) + 1
+    built = []
+    for method, counts in sorted(groups.items()):
+        written = counts.pop("written", 0)
+        dropped = tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        built.append(GroupYield(method, written + sum(counts.values()), written, dropped))
+    return tuple(built)
 
 
 def _describe(name: str) -> str:

@@ -39,6 +39,8 @@ class Verdict(enum.StrEnum):
     PATCH_FAILED = "patch_failed"
     TESTS_DID_NOT_RUN = "tests_did_not_run"
     NO_FAIL_TO_PASS = "no_fail_to_pass"
+    NO_PASS_TO_PASS = "no_pass_to_pass"
+    """Synthetic candidates only: SWE-smith keeps a bug only when some test still passes with it."""
     ONLY_FLAKY = "only_flaky_fail_to_pass"
     INFRA_ERROR = "infra_error"
     """repogym itself failed (a bug, a full disk); not saved in the partial file, so a re-run retries it."""
@@ -53,6 +55,7 @@ VERDICT_STAGE: dict[Verdict, Stage] = {
     Verdict.PATCH_FAILED: Stage.APPLIED,
     Verdict.TESTS_DID_NOT_RUN: Stage.HAS_FAIL_TO_PASS,
     Verdict.NO_FAIL_TO_PASS: Stage.HAS_FAIL_TO_PASS,
+    Verdict.NO_PASS_TO_PASS: Stage.HAS_FAIL_TO_PASS,
     Verdict.ONLY_FLAKY: Stage.NOT_FLAKY,
 }
 
@@ -64,6 +67,7 @@ VERDICT_DESCRIPTIONS: dict[Verdict, str] = {
     Verdict.PATCH_FAILED: "the gold code patch does not apply at the base commit",
     Verdict.TESTS_DID_NOT_RUN: "the tests produced no trusted results after the gold patch",
     Verdict.NO_FAIL_TO_PASS: "no test fails before the gold patch and passes after it",
+    Verdict.NO_PASS_TO_PASS: "no test passes both before and after the gold patch (a synthetic task needs one)",
     Verdict.ONLY_FLAKY: "every test that went from failing to passing changed outcome between runs",
     Verdict.INFRA_ERROR: "repogym failed while validating (retried on the next run)",
 }
@@ -86,6 +90,11 @@ def candidate_fingerprint(task: Task, runs: int) -> str:
         "env": task.env.to_dict(),
         "runs": runs,
     }
+    synth = task.metadata.get("synth")
+    if (
+        isinstance(synth, dict) and "tests" in synth
+    ):  # a synthetic candidate: its chosen tests decide its outcome
+        payload["synth"] = {"tests": synth.get("tests"), "clean_commit": synth.get("clean_commit")}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:24]
 
 

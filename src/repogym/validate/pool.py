@@ -20,6 +20,7 @@ from repogym.sandbox.repos import mirror, resolve_repo_source
 from repogym.sandbox.runtime import TaskRuntime, make_sandbox
 from repogym.sandbox.workspace import pristine_checkout
 from repogym.task import Task
+from repogym.validate.synthetic import CleanRuns
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,8 @@ class RuntimePool:
         self.limits = limits or Limits()
         self._lock = threading.Lock()
         self._envs: dict[str, _EnvSlot] = {}
+        self.clean_runs = CleanRuns()
+        """The suite's runs at clean commits, shared by the synthetic candidates of each repo state."""
 
     def runtime(self, task: Task) -> tuple[TaskRuntime, EnvSpecRecord]:
         """A prepared runtime at the task's base commit; raises RepoSourceError / EnvBuildError."""

@@ -5,7 +5,9 @@ environment at the base commit (shared through a `RuntimePool`) -> the test
 patch's test files -> before: test patch applied, the files run K times in one
 episode -> the episode reset -> after: gold patch then test patch applied (the
 order `repogym grade` uses), the files run K times -> FAIL_TO_PASS,
-PASS_TO_PASS and flaky tests (`repogym.validate.classify`).
+PASS_TO_PASS and flaky tests (`repogym.validate.classify`). Synthetic candidates
+(no test patch; the suite's own tests, narrowed by coverage) take their own
+route after the environment step: `repogym.validate.synthetic`.
 
 The K runs of a phase share their episode, so a test that depends on what an
 earlier run left behind (in /tmp, in the repository) shows up as flaky too;
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from repogym.errors import EnvBuildError, RepoSourceError
+from repogym.errors import DatasetError, EnvBuildError, RepoSourceError
 from repogym.grading.grade import run_directives
 from repogym.grading.report import TestReport, TestStatus
 from repogym.sandbox.cache import cache_dir
@@ -28,6 +30,7 @@ from repogym.task import Task
 from repogym.validate.classify import Category, category, classify, test_files
 from repogym.validate.outcome import CandidateOutcome, Stage, Verdict, candidate_fingerprint
 from repogym.validate.pool import RuntimePool
+from repogym.validate.synthetic import synthetic_plan, validate_synthetic
 
 _DETAIL_CHARS = 2000
 
@@ -71,10 +74,16 @@ def _validate(
     except EnvBuildError as exc:
         return drop(Verdict.ENV_BUILD_FAILED, str(exc))
     where.stage = Stage.APPLIED
+    logs = Path(log_dir) if log_dir else cache_dir("logs", "validate", task.instance_id.replace("/", "__"))
+    try:
+        plan = synthetic_plan(task)
+    except DatasetError as exc:
+        return drop(Verdict.NO_TEST_FILES, str(exc))
+    if plan is not None:
+        return validate_synthetic(task, plan, runtime, spec, pool, runs, logs, drop, fingerprint)
     files = test_files(task.test_patch)
     if not files:
         return drop(Verdict.NO_TEST_FILES, "the test patch adds or changes no Python test module")
-    logs = Path(log_dir) if log_dir else cache_dir("logs", "validate", task.instance_id.replace("/", "__"))
     timings = dict(runtime.timings)
     with runtime.episode() as episode:
         before = _phase(task, episode, [("test.patch", task.test_patch)], files, runs, logs / "before")

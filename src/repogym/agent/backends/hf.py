@@ -1,26 +1,24 @@
-"""`hf:PATH`: a local transformers model as a policy, with batched generation.
+"""`hf:PATH`: a local transformers model as a policy, with continuous batching.
 
-Attempts run in threads; each `act()` queues its request and one generation
-thread gathers what is waiting (up to `PolicyConfig.concurrency` requests with
-equal sampling settings) into one left-padded `generate()` call. Tools go
-through the model's own chat template; tool calls come back the way vLLM's
-Hermes parser reads them (`<tool_call>{json}</tool_call>` in the text), plus
-token ids and log-probabilities of the completion.
+Attempts run in threads; each `act()` submits its prompt to one `BatchEngine`
+(hf_engine.py), whose decode loop lets requests join and leave the running
+batch token by token, each with its own sampling settings, `max_tokens` and
+seed. Tools go through the model's own chat template; tool calls come back the
+way vLLM's Hermes parser reads them (`<tool_call>{json}</tool_call>` in the
+text), plus token ids and log-probabilities of the completion.
 
-Not guaranteed: a per-request seed inside a batch (the seed of the batch's
-first request seeds the whole batch).
+`repogym serve` uses `submit()` instead of `act()`: it gets the `Job` back, so
+it can cancel it when the client hangs up and bound its time and the queue.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import queue
-import threading
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+from repogym.agent.backends.hf_engine import BatchEngine, EngineStats, Job
 from repogym.agent.parsing import ParsedReply, parse_tool_calls
 from repogym.agent.policies import (
     AssistantTurn,
@@ -31,9 +29,6 @@ from repogym.agent.policies import (
     policy_backends,
 )
 from repogym.errors import ConfigError
-
-#: How long the generation thread waits for more requests to join a batch.
-BATCH_WINDOW_S = 0.01
 
 
 class ContextOverflow(PolicyUnavailable):
@@ -46,11 +41,12 @@ class ContextOverflow(PolicyUnavailable):
 class HFPolicy:
     """A transformers causal LM behind the Policy protocol."""
 
-    def __init__(self, model_dir: str, config: PolicyConfig | None = None) -> None:
+    def __init__(self, model_dir: str, config: PolicyConfig | None = None, max_queue: int = 0) -> None:
+        """`max_queue`: most requests waiting for a batch slot (0 = unbounded; the server bounds it)."""
         import torch
         from transformers import AutoModelForCausalLM
 
-        from repogym.train.tiny import load_tokenizer
+        from repogym.train.tokenizer import load_tokenizer
 
         config = config or PolicyConfig(spec=f"hf:{model_dir}")
         folder = Path(model_dir)
@@ -66,9 +62,13 @@ class HFPolicy:
         self.max_positions = int(getattr(self.model.config, "max_position_embeddings", 0) or 1 << 30)
         self.max_batch = max(1, config.concurrency)
         self._stop_ids = self._stop_token_ids()
-        self._queue: queue.Queue[tuple[PolicyRequest, Future[AssistantTurn]] | None] = queue.Queue()
-        self._thread = threading.Thread(target=self._serve_batches, name="hf-generate", daemon=True)
-        self._thread.start()
+        self.engine = BatchEngine(
+            self.model,
+            self._stop_ids,
+            self.tokenizer.pad_token_id,
+            max_batch=self.max_batch,
+            max_queue=max_queue,
+        )
 
     def _stop_token_ids(self) -> list[int]:
         ids = {self.tokenizer.eos_token_id, *(_as_list(self.model.generation_config.eos_token_id))}
@@ -80,46 +80,33 @@ class HFPolicy:
     # -- Policy ------------------------------------------------------------------------------
 
     def act(self, request: PolicyRequest) -> AssistantTurn:
-        future: Future[AssistantTurn] = Future()
-        self._queue.put((request, future))
-        return future.result()
+        job = self.submit(request)
+        return self.turn(job, job.future.result())
 
     def close(self) -> None:
-        self._queue.put(None)
-        self._thread.join(timeout=10)
+        self.engine.close()
 
-    # -- batching ----------------------------------------------------------------------------
+    # -- for the server ----------------------------------------------------------------------
 
-    def _serve_batches(self) -> None:
-        while True:
-            first = self._queue.get()
-            if first is None:
-                return
-            batch = [first]
-            while len(batch) < self.max_batch:
-                try:
-                    item = self._queue.get(timeout=BATCH_WINDOW_S)
-                except queue.Empty:
-                    break
-                if item is None:
-                    self._queue.put(None)  # finish this batch, then stop
-                    break
-                batch.append(item)
-            for group in _by_sampling(batch):
-                self._run_group(group)
+    def submit(self, request: PolicyRequest, timeout_s: float | None = None) -> Job:
+        """Queue a request without waiting; raises ContextOverflow, or QueueFull when the queue is at its bound.
 
-    def _run_group(self, group: list[tuple[PolicyRequest, Future[AssistantTurn]]]) -> None:
-        try:
-            turns = self.generate([request for request, _ in group])
-        except Exception as exc:  # one bad batch must not kill the thread every attempt waits on
-            for _, future in group:
-                future.set_exception(exc)
-            return
-        for (_, future), turn in zip(group, turns, strict=True):
-            if isinstance(turn, Exception):
-                future.set_exception(turn)
-            else:
-                future.set_result(turn)
+        The job's future gets (token ids, log-probabilities); `turn(job, result)` makes the reply.
+        """
+        ids = self.tokenizer(self.render(request), add_special_tokens=False)["input_ids"]
+        if len(ids) + request.sampling.max_tokens > self.max_positions:
+            raise ContextOverflow(
+                f"prompt of {len(ids)} tokens + max_tokens {request.sampling.max_tokens} exceeds the "
+                f"model's {self.max_positions} positions"
+            )
+        return self.engine.submit(ids, request.sampling, timeout_s)
+
+    def turn(self, job: Job, result: tuple[list[int], list[float]]) -> AssistantTurn:
+        completion, logprobs = result
+        return self._turn(completion, logprobs, len(job.prompt_ids), job.sampling)
+
+    def stats(self) -> EngineStats:
+        return self.engine.stats()
 
     # -- generation --------------------------------------------------------------------------
 
@@ -131,48 +118,6 @@ class HFPolicy:
             add_generation_prompt=True,
             tokenize=False,
         )
-
-    def generate(self, requests: list[PolicyRequest]) -> list[AssistantTurn | Exception]:
-        """One batched generate() for requests that share sampling settings."""
-        import torch
-
-        sampling = requests[0].sampling
-        prompts = [self.render(request) for request in requests]
-        encoded = [self.tokenizer(text, add_special_tokens=False)["input_ids"] for text in prompts]
-        results: list[AssistantTurn | Exception] = []
-        fits = []
-        for ids in encoded:
-            if len(ids) + sampling.max_tokens > self.max_positions:
-                results.append(
-                    ContextOverflow(
-                        f"prompt of {len(ids)} tokens + max_tokens {sampling.max_tokens} exceeds the "
-                        f"model's {self.max_positions} positions"
-                    )
-                )
-            else:
-                results.append(AssistantTurn())  # placeholder, filled below
-                fits.append(len(results) - 1)
-        if not fits:
-            return results
-        batch = self.tokenizer.pad({"input_ids": [encoded[i] for i in fits]}, return_tensors="pt").to(
-            self.device
-        )
-        if sampling.seed is not None:
-            torch.manual_seed(sampling.seed)
-        with torch.inference_mode():
-            output = self.model.generate(
-                **batch, **_generate_kwargs(sampling), pad_token_id=self.tokenizer.pad_token_id,
-                eos_token_id=self._stop_ids, output_scores=True, return_dict_in_generate=True,
-            )  # fmt: skip
-            scores = self.model.compute_transition_scores(
-                output.sequences, output.scores, normalize_logits=True
-            )
-        prompt_len = batch["input_ids"].shape[1]
-        for row, index in enumerate(fits):
-            completion = output.sequences[row, prompt_len:].tolist()
-            logprobs = scores[row].tolist()
-            results[index] = self._turn(completion, logprobs, len(encoded[index]), sampling)
-        return results
 
     def _turn(
         self, completion: list[int], logprobs: list[float], prompt_tokens: int, sampling: SamplingParams
@@ -228,25 +173,6 @@ def template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             message["tool_calls"] = calls
         rendered.append(message)
     return rendered
-
-
-def _generate_kwargs(sampling: SamplingParams) -> dict[str, Any]:
-    if sampling.temperature <= 0:
-        return {"max_new_tokens": sampling.max_tokens, "do_sample": False}
-    return {
-        "max_new_tokens": sampling.max_tokens,
-        "do_sample": True,
-        "temperature": sampling.temperature,
-        "top_p": sampling.top_p,
-        "top_k": 0,
-    }
-
-
-def _by_sampling(batch: list[tuple[PolicyRequest, Any]]) -> list[list[tuple[PolicyRequest, Any]]]:
-    groups: dict[SamplingParams, list[tuple[PolicyRequest, Any]]] = {}
-    for item in batch:
-        groups.setdefault(item[0].sampling, []).append(item)
-    return list(groups.values())
 
 
 def _as_list(value: Any) -> list[Any]:

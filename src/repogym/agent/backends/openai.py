@@ -3,13 +3,21 @@
 vLLM, SGLang, Ollama, `repogym serve` or a commercial API: the base URL comes
 from `--base-url` (or $OPENAI_BASE_URL), the API key from an environment
 variable (never from a file or the command line). Requests go over urllib with
-a timeout; connection errors, 429 and 5xx are retried with exponential backoff
-and jitter (a `Retry-After` header is honoured, capped); a semaphore bounds the
-requests in flight. Token usage comes from the response's `usage`.
+a timeout; connection errors, timeouts, 429 and 5xx are retried with
+exponential backoff and jitter (a `Retry-After` header is honoured, capped); a
+semaphore bounds the requests in flight. Token usage comes from the response's
+`usage`. A 400 that says the context is too long (OpenAI's
+`context_length_exceeded`, vLLM's "maximum context length") is raised as kind
+'context', so the agent loop ends the attempt as a token budget, not an error.
+
+`endpoint_report()` describes the client's settings and what it went through
+(requests, retries, timeouts), plus the server's own state when the endpoint is
+`repogym serve` (its /health); `repogym rollout` prints it in its summary.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -17,6 +25,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from typing import Any
 
 from repogym.agent.parsing import ToolCall
@@ -56,7 +65,7 @@ class OpenAIPolicy:
         self.max_retries = config.max_retries
         self.logprobs = config.logprobs
         self._slots = threading.BoundedSemaphore(config.concurrency)
-        self.usage = {"requests": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        self.usage = {"requests": 0, "retries": 0, "timeouts": 0, "prompt_tokens": 0, "completion_tokens": 0}
         self._usage_lock = threading.Lock()
 
     def act(self, request: PolicyRequest) -> AssistantTurn:
@@ -134,18 +143,100 @@ class OpenAIPolicy:
                     return json.loads(reply.read().decode("utf-8"))
             except urllib.error.HTTPError as exc:
                 detail = exc.read().decode("utf-8", errors="replace")[:300]
+                if exc.code == 400 and _says_context_too_long(detail):
+                    raise PolicyUnavailable(f"HTTP 400: {detail}", kind="context") from None
                 last_error, kind = f"HTTP {exc.code}: {detail}", "http_error"
                 if exc.code not in RETRY_STATUSES:
                     break
                 delay = _retry_after(exc.headers.get("Retry-After")) if exc.headers else None
             except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
                 reason = getattr(exc, "reason", exc)
+                if isinstance(reason, TimeoutError):
+                    with self._usage_lock:
+                        self.usage["timeouts"] += 1
+                    reason = f"no answer within {self.timeout_s:g} s"
                 last_error, kind, delay = f"cannot reach {self.url}: {reason}", "unreachable", None
             except json.JSONDecodeError as exc:
                 last_error, kind, delay = f"response is not JSON: {exc}", "http_error", None
             if retry < self.max_retries:
                 time.sleep(delay if delay is not None else backoff_s(retry))
         raise PolicyUnavailable(f"{last_error} (after {self.max_retries} retries)", kind=kind)
+
+
+def _says_context_too_long(detail: str) -> bool:
+    """Whether a 400's body says the prompt does not fit (OpenAI, vLLM and repogym serve phrase it so).
+
+    >>> _says_context_too_long('{"error": {"code": "context_length_exceeded"}}')
+    True
+    >>> _says_context_too_long("This model's maximum context length is 4096 tokens."), _says_context_too_long("bad")
+    (True, False)
+    """
+    return "context_length_exceeded" in detail or "maximum context length" in detail
+
+
+@dataclass(frozen=True)
+class EndpointReport:
+    """How the openai policy was set up, what its requests went through, and the server's state if known."""
+
+    policy: str
+    base_url: str
+    timeout_s: float
+    max_retries: int
+    requests: int | None = None
+    """HTTP requests sent, retries included (None: counted in other processes, e.g. Ray workers)."""
+    retries: int | None = None
+    timeouts: int | None = None
+    """Requests the client gave up on after `timeout_s`."""
+    server: dict[str, Any] | None = None
+    """The server's /health when it is `repogym serve` (None for other endpoints or when unreachable)."""
+
+    def line(self) -> str:
+        """One line, e.g. 'openai:tiny at http://127.0.0.1:8000/v1, timeout 120 s, 4 retries; server: 3 batches, ...'."""
+        server = self.server_line()
+        return self.client_line() + (f"; server: {server}" if server else "")
+
+    def client_line(self) -> str:
+        text = f"{self.policy} at {self.base_url}, timeout {self.timeout_s:g} s, {self.max_retries} retries"
+        if self.requests is not None:
+            text += f" (sent {self.requests} requests: {self.retries} retries, {self.timeouts} timed out)"
+        return text
+
+    def server_line(self) -> str:
+        """The server's counters ('' when the endpoint is not repogym serve)."""
+        if not self.server:
+            return ""
+        get = self.server.get
+        return (
+            f"{get('batches', 0)} batches (mean {get('mean_batch', 0):g} rows), {get('completed', 0)} completed, "
+            f"{get('cancelled', 0)} cancelled, {get('timed_out', 0)} timed out, {get('rejected', 0)} rejected "
+            f"(queue full), now {get('state', '?')}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def endpoint_report(config: PolicyConfig, policy: OpenAIPolicy | None = None) -> EndpointReport:
+    """The report for an openai policy (its counters when `policy` is the instance that ran)."""
+    base_url = (config.base_url or os.environ.get("OPENAI_BASE_URL", "")).rstrip("/")
+    usage = policy.usage if policy is not None else {}
+    return EndpointReport(
+        policy=config.spec, base_url=base_url, timeout_s=config.timeout_s, max_retries=config.max_retries,
+        requests=usage.get("requests"), retries=usage.get("retries"), timeouts=usage.get("timeouts"),
+        server=repogym_server_health(base_url),
+    )  # fmt: skip
+
+
+def repogym_server_health(base_url: str, timeout_s: float = 3.0) -> dict[str, Any] | None:
+    """GET {base_url}/health when the endpoint is `repogym serve` (it says so); None otherwise."""
+    if not base_url.startswith(("http://", "https://")):
+        return None
+    try:
+        with urllib.request.urlopen(base_url.rstrip("/") + "/health", timeout=timeout_s) as reply:
+            health = json.loads(reply.read().decode("utf-8"))
+    except (OSError, ValueError):  # not there, not JSON: not ours
+        return None
+    return health if isinstance(health, dict) and health.get("server") == "repogym" else None
 
 
 def backoff_s(retry: int, rng: random.Random | None = None) -> float:

@@ -1,0 +1,110 @@
+"""Which Python interpreters this machine has, and the one a task's `env.python` names.
+
+`env.python` is a version ("3.9" = the newest 3.9.x found, "3.9.18" = that one) or an interpreter's
+absolute path. Interpreters are never downloaded: a version that is not installed is an EnvBuildError
+that says which are. Paths given to uv are the interpreter's real executable (pyenv's shims fail for
+versions that are not the global one).
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from repogym.errors import EnvBuildError
+
+# Python 2.7 compatible: an explicit interpreter may be old.
+_DESCRIBE = (
+    "import sys, os; v = sys.version_info; "
+    "sys.stdout.write('%d.%d.%d\\n%s\\n%s\\n' % (v[0], v[1], v[2], "
+    "getattr(sys, 'base_prefix', sys.prefix), os.path.realpath(sys.executable)))"
+)
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    version: str
+    """Full version, e.g. 3.9.18."""
+    executable: Path
+    prefix: Path
+
+
+def find_interpreters() -> list[Interpreter]:
+    """CPython installations on this machine: pyenv's, the one running repogym, and /usr/bin's."""
+    found: dict[str, Interpreter] = {}
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates = sorted(glob.glob(str(pyenv_root / "versions" / "*" / "bin" / "python[23].*")))
+    candidates += [
+        sys.executable,
+        *sorted(glob.glob("/usr/bin/python3.*")),
+        *sorted(glob.glob("/usr/local/bin/python3.*")),
+    ]
+    for raw in candidates:
+        path = Path(raw)
+        match = re.fullmatch(r"python(\d+\.\d+)", path.name)
+        if raw != sys.executable and not match:
+            continue
+        if path.parent.parent.name.count(".") == 2 and "versions" in path.parts:
+            version = path.parent.parent.name
+            prefix = path.parent.parent
+        elif raw == sys.executable:
+            version = ".".join(map(str, sys.version_info[:3]))
+            prefix = Path(sys.base_prefix)
+            path = Path(sys._base_executable) if hasattr(sys, "_base_executable") else path
+        else:
+            version = match.group(1) if match else ""
+            prefix = path.parent.parent
+        found.setdefault(version, Interpreter(version, path.resolve(), prefix.resolve()))
+    return sorted(found.values(), key=lambda i: [int(p) for p in re.findall(r"\d+", i.version)])
+
+
+def pick_interpreter(wanted: str) -> Interpreter:
+    """The interpreter `env.python` names: '' = the one running repogym, a version prefix, or a path."""
+    if wanted.startswith("/"):
+        return interpreter_at(wanted)
+    interpreters = find_interpreters()
+    if not wanted:
+        wanted = ".".join(map(str, sys.version_info[:3]))
+    matches = [i for i in interpreters if i.version == wanted or i.version.startswith(wanted + ".")]
+    if not matches:
+        have = ", ".join(i.version for i in interpreters) or "none"
+        raise EnvBuildError(
+            f"the task needs Python {wanted}, none installed: Python {wanted} is not installed on this "
+            f"machine (found: {have}); repogym cannot download interpreters here. Install it (e.g. "
+            "`pyenv install`) or set env.python to one of these versions or to an interpreter's path"
+        )
+    return matches[-1]
+
+
+@functools.cache
+def interpreter_at(path: str) -> Interpreter:
+    """The interpreter at an absolute path, asked for its version and installation prefix."""
+    if not os.access(path, os.X_OK) or not Path(path).is_file():
+        raise EnvBuildError(
+            f"the task needs the Python at {path} (env.python), none installed there: no executable file "
+            f"at that path. Installed: {', '.join(i.version for i in find_interpreters()) or 'none'}"
+        )
+    try:
+        # Runs the interpreter itself on the host with a fixed one-liner: no repository code. -E -s (no
+        # PYTHON* variables, no user site) rather than -I, which Python 2.7 lacks.
+        done = subprocess.run(
+            [path, "-E", "-s", "-c", _DESCRIBE],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EnvBuildError(f"env.python {path} could not be run: {exc}") from None
+    lines = done.stdout.splitlines()
+    if done.returncode != 0 or len(lines) != 3:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        raise EnvBuildError(f"env.python {path} is not a working Python interpreter: {' | '.join(tail)}")
+    version, prefix, executable = lines
+    return Interpreter(version, Path(executable), Path(prefix).resolve())
