@@ -102,3 +102,5 @@ def test_the_table_ships_in_the_package_and_every_rule_is_valid() -> None:
     assert {"sympy/sympy", "pallets/flask", "pytest-dev/pytest", "django/django"} <= repos
     assert len(repos) == 19  # SWE-bench's Python repositories, swe-bench/humaneval (not a repository) left out
     assert all(rule.versions for rule in specs.rules)
+    # Unpinned packages resolve as when SWE-bench built its images (today's setuptools lacks pkg_resources).
+    assert {rule.fields.get("exclude_newer") for rule in specs.rules} == {"2024-06-27"}
