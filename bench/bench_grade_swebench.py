@@ -17,7 +17,8 @@ same run. Grades are appended to a JSONL file as they finish (a re-run resumes),
   jailed command, ``git apply`` the patch and the test patch, then the test command on the test patch's files.
 
     nice -n 10 .venv/bin/python bench/bench_grade_swebench.py verdicts --lite LITE.json --preds PREDS.jsonl \\
-        --repos-dir REPOS --out bench-results/swebench.jsonl [--repo sympy/sympy] [--only ID,...]
+        --repos-dir REPOS --out bench-results/swebench.jsonl [--repo sympy/sympy] [--only ID,...] \\
+        [--env-file bench/swebench_offline.toml]
     nice -n 10 .venv/bin/python bench/bench_grade_swebench.py speed --lite LITE.json --repos-dir REPOS \\
         --only ID,ID --rounds 5
 """
@@ -39,6 +40,7 @@ from _common import load_average, machine_line, markdown_table
 
 from repogym.data import apply_specs, builtin_specs
 from repogym.dataset import load_tasks, save_tasks
+from repogym.envfile import load_env_file
 from repogym.grading.grade import grade
 from repogym.grading.parsers.common import shell_join
 from repogym.grading.parsers.swebench_ids import read_printed
@@ -53,8 +55,10 @@ DEFAULT_REPOS = ("pallets/flask", "pytest-dev/pytest", "sympy/sympy")
 _NON_TEST_EXTS = (".json", ".png", "csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl", ".yml", ".yaml", ".toml")
 
 
-def imported_tasks(lite: Path, repos: Iterable[str], only: set[str]) -> list[Task]:
-    tasks = apply_specs(load_tasks(lite), builtin_specs("swebench")).tasks
+def imported_tasks(lite: Path, repos: Iterable[str], only: set[str], env_file: str | None = None) -> list[Task]:
+    """Lite's instances as `repogym tasks import LITE --specs swebench [--env-file ENV_FILE]` imports them."""
+    files = [builtin_specs("swebench")] + ([load_env_file(Path(env_file))] if env_file else [])
+    tasks = apply_specs(load_tasks(lite), *files).tasks
     chosen = [t for t in tasks if t.repo in set(repos)]
     return [t for t in chosen if t.instance_id in only] if only else chosen
 
@@ -116,7 +120,7 @@ def _grade_row(task: Task, kind: str, patch: str, repos_dir: str) -> dict:
 
 def verdicts(args: argparse.Namespace) -> None:
     only = set(filter(None, (args.only or "").split(",")))
-    tasks = imported_tasks(Path(args.lite), args.repo or DEFAULT_REPOS, only)
+    tasks = imported_tasks(Path(args.lite), args.repo or DEFAULT_REPOS, only, args.env_file)
     predictions = {}
     if args.preds:
         for line in Path(args.preds).read_text().splitlines():
@@ -213,7 +217,7 @@ def library(task: Task, repos_dir: str) -> float:
 
 def speed(args: argparse.Namespace) -> None:
     only = set(filter(None, (args.only or "").split(",")))
-    tasks = imported_tasks(Path(args.lite), args.repo or DEFAULT_REPOS, only)
+    tasks = imported_tasks(Path(args.lite), args.repo or DEFAULT_REPOS, only, args.env_file)
     tasks_file = Path(tempfile.mkdtemp(prefix="bench-swebench-")) / "tasks.jsonl"
     save_tasks(tasks, tasks_file)
     print(f"# {machine_line()}\n# load at the start {load_average()}", flush=True)
@@ -248,6 +252,7 @@ def main() -> None:
         mode.add_argument("--repos-dir", required=True)
         mode.add_argument("--repo", action="append", help="Limit to this repo (repeatable).")
         mode.add_argument("--only", help="Comma-separated instance ids.")
+        mode.add_argument("--env-file", help="An env file applied after the specs (bench/swebench_offline.toml).")
     sub.choices["verdicts"].add_argument("--preds")
     sub.choices["verdicts"].add_argument("--out", required=True)
     sub.choices["speed"].add_argument("--rounds", type=int, default=5)
