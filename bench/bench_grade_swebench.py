@@ -10,6 +10,10 @@ each prediction for them with its model patch; each grade's own log is also read
 reads it (its parser for the repo, its resolved rule), so repogym's verdict is compared with SWE-bench's on the
 same run. Grades are appended to a JSONL file as they finish (a re-run resumes), then summarised.
 
+``recheck``: the logs of graded rows read again by SWE-bench's own log parsers (its published
+log_parsers/python.py, loaded from a folder given on the command line), so the comparison does not rest on
+repogym's re-implementation of them.
+
 ``speed``: on instances whose environment is built, each round times, in rotating order,
 - ``cli``: ``repogym grade TASKS --instance ID --gold`` in a fresh process (start-up included);
 - ``grade``: `repogym.grading.grade.grade` in this process (runtime prepared from the cache each time);
@@ -171,6 +175,67 @@ def summarise(tasks: list[Task], done: dict[tuple[str, str], dict], predictions:
                       f"{'resolved' if r['swebench_resolved'] else 'not resolved'}: {r['detail'][:200]}")
 
 
+# -- recheck: SWE-bench's own parsers on the same logs ---------------------------------------------------
+
+
+def load_swebench_parsers(harness: Path) -> dict:
+    """SWE-bench's MAP_REPO_TO_PARSER_PY, loaded from its log_parsers/python.py as published (a copy under
+    `harness`, never vendored here), with the two names it imports from the rest of SWE-bench stubbed."""
+    import enum
+    import types
+
+    class TestStatus(enum.Enum):  # SWE-bench's harness/constants TestStatus
+        FAILED = "FAILED"
+        PASSED = "PASSED"
+        SKIPPED = "SKIPPED"
+        ERROR = "ERROR"
+        XFAIL = "XFAIL"
+
+    for name, attrs in (("swebench", {}), ("swebench.harness", {}),
+                        ("swebench.harness.constants", {"TestStatus": TestStatus}),
+                        ("swebench.harness.test_spec", {}),
+                        ("swebench.harness.test_spec.test_spec", {"TestSpec": object})):
+        module = sys.modules.setdefault(name, types.ModuleType(name))
+        module.__dict__.update(attrs)
+    namespace: dict = {}
+    source = (harness / "swebench_harness_log_parsers_python.py").read_text()
+    exec(compile(source, str(harness / "swebench_harness_log_parsers_python.py"), "exec"), namespace)
+    return namespace["MAP_REPO_TO_PARSER_PY"]
+
+
+def recheck(args: argparse.Namespace) -> None:
+    """Every graded row's log read again by SWE-bench's own parser for the repo, with SWE-bench's FULL rule."""
+    parsers = load_swebench_parsers(Path(args.swebench_harness))
+    tasks = {t.instance_id: t for t in imported_tasks(Path(args.lite), args.repo or DEFAULT_REPOS, set(),
+                                                          args.env_file)}
+    done: dict[tuple[str, str], dict] = {}
+    for out in args.out:
+        done.update(_done(Path(out)))
+    agree = disagree = unread = 0
+    for (instance_id, kind), row in sorted(done.items()):
+        task = tasks.get(instance_id)
+        if task is None:
+            continue
+        log = Path(row["log_path"]).read_text(errors="replace") if row.get("log_path") else ""
+        ran = bool(log) and row["outcome"] not in ("PATCH_FAILED", "ENV_BUILD_FAILED")
+        statuses = parsers[task.repo](log, None) if ran else {}
+        official = ran and swebench_resolved(statuses, task)
+        if not log:
+            unread += 1
+        if official == (row["outcome"] == "RESOLVED") == row["swebench_resolved"]:
+            agree += 1
+        else:
+            disagree += 1
+            print(f"- {instance_id} {kind}: repogym {row['outcome']}, SWE-bench's parser "
+                  f"{'resolved' if official else 'not resolved'}, bench's reading "
+                  f"{'resolved' if row['swebench_resolved'] else 'not resolved'}: {row['detail'][:200]}")
+    print(f"{agree + disagree} grades re-read with SWE-bench's parsers: {agree} agree on all three readings, "
+          f"{disagree} do not ({unread} without a test log: patch or build failed)")
+    rows = [r for r in done.values() if r["instance_id"] in tasks]
+    summarise([t for t in tasks.values() if any(r["instance_id"] == t.instance_id for r in rows)], done,
+              {r["instance_id"]: "" for r in rows if r["kind"] == "pred"})
+
+
 # -- speed ---------------------------------------------------------------------------------------------------
 
 
@@ -246,7 +311,7 @@ def speed(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="mode", required=True)
-    for name in ("verdicts", "speed"):
+    for name in ("verdicts", "speed", "recheck"):
         mode = sub.add_parser(name)
         mode.add_argument("--lite", required=True)
         mode.add_argument("--repos-dir", required=True)
@@ -256,8 +321,11 @@ def main() -> None:
     sub.choices["verdicts"].add_argument("--preds")
     sub.choices["verdicts"].add_argument("--out", required=True)
     sub.choices["speed"].add_argument("--rounds", type=int, default=5)
+    sub.choices["recheck"].add_argument("--out", action="append", required=True, help="A verdicts JSONL.")
+    sub.choices["recheck"].add_argument("--swebench-harness", required=True,
+                                        help="Folder with SWE-bench's swebench_harness_log_parsers_python.py.")
     args = parser.parse_args()
-    {"verdicts": verdicts, "speed": speed}[args.mode](args)
+    {"verdicts": verdicts, "speed": speed, "recheck": recheck}[args.mode](args)
 
 
 if __name__ == "__main__":
