@@ -259,7 +259,8 @@ def bare(task: Task, runtime: TaskRuntime) -> float:
     return elapsed
 
 
-def cli(tasks_file: Path, task: Task, repos_dir: str) -> float:
+def cli(tasks_file: Path, task: Task, repos_dir: str) -> tuple[float, float]:
+    """(wall seconds, seconds of it outside the jailed test run) of `repogym grade ... --gold` in a new process."""
     started = time.perf_counter()
     done = subprocess.run(
         [str(Path(sys.executable).with_name("repogym")), "grade", str(tasks_file), "--instance", task.instance_id,
@@ -269,15 +270,17 @@ def cli(tasks_file: Path, task: Task, repos_dir: str) -> float:
     elapsed = time.perf_counter() - started
     if done.returncode != 0 or json.loads(done.stdout)["outcome"] != "RESOLVED":
         raise SystemExit(f"repogym grade does not resolve {task.instance_id}: {done.stdout[-1500:]}{done.stderr[-1500:]}")
-    return elapsed
+    return elapsed, elapsed - json.loads(done.stdout)["timings"].get("tests_s", 0.0)
 
 
-def library(task: Task, repos_dir: str) -> float:
+def library(task: Task, repos_dir: str) -> tuple[float, float]:
+    """(wall seconds, seconds outside the jailed test run) of `grade(task, gold)` in this process."""
     started = time.perf_counter()
     result = grade(task, task.patch, repos_dir=repos_dir)
     if not result.resolved:
         raise SystemExit(f"grade does not resolve {task.instance_id}: {result.detail}")
-    return time.perf_counter() - started
+    elapsed = time.perf_counter() - started
+    return elapsed, elapsed - result.timings.get("tests_s", 0.0)
 
 
 def speed(args: argparse.Namespace) -> None:
@@ -291,20 +294,23 @@ def speed(args: argparse.Namespace) -> None:
         runtime = TaskRuntime.create(task, "bwrap", args.repos_dir).prepare()
         library(task, args.repos_dir)  # warm: env layers for this commit, page cache
         times: dict[str, list[float]] = {"cli": [], "grade": [], "bare": []}
+        around: dict[str, list[float]] = {"cli": [], "grade": []}
         order = list(times)
         for round_ in range(args.rounds):
             for name in order[round_ % 3:] + order[: round_ % 3]:
-                if name == "cli":
-                    times[name].append(cli(tasks_file, task, args.repos_dir))
-                elif name == "grade":
-                    times[name].append(library(task, args.repos_dir))
-                else:
+                if name == "bare":
                     times[name].append(bare(task, runtime))
-        medians = {k: statistics.median(v) for k, v in times.items()}
-        rows.append([task.instance_id, f"{medians['bare']:.2f}", f"{medians['grade']:.2f}", f"{medians['cli']:.2f}",
-                     f"{medians['grade'] / medians['bare']:.3f}", f"{medians['cli'] / medians['bare']:.3f}"])
+                    continue
+                wall, outside = cli(tasks_file, task, args.repos_dir) if name == "cli" else library(task, args.repos_dir)
+                times[name].append(wall)
+                around[name].append(outside)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        rows.append([task.instance_id, args.rounds, f"{med['bare']:.2f}", f"{med['grade']:.2f}", f"{med['cli']:.2f}",
+                     f"{med['grade'] / med['bare']:.3f}", f"{med['cli'] / med['bare']:.3f}",
+                     f"{statistics.median(around['grade']):.2f}", f"{statistics.median(around['cli']):.2f}"])
         print(rows[-1], flush=True)
-    print(markdown_table(["instance", "bare s", "grade s", "cli s", "grade / bare", "cli / bare"], rows))
+    print(markdown_table(["instance", "rounds", "bare s", "grade s", "cli s", "grade / bare", "cli / bare",
+                          "grade outside tests s", "cli outside tests s"], rows))
     print(f"# load at the end {load_average()}")
 
 
