@@ -6,15 +6,17 @@ from its own module (see DESIGN.md's pipeline).
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-from repogym.dataset import load_tasks, save_tasks
 from repogym.errors import RepogymError
 from repogym.task import Task
 
 if TYPE_CHECKING:
+    from repogym.dataset import load_tasks, save_tasks
+    from repogym.env import check_env, make, make_group
     from repogym.grading.report import GradeResult
 
 
@@ -25,8 +27,24 @@ def grade(task: Task, patch: str, **kwargs: Any) -> GradeResult:
     return _grade(task, patch, **kwargs)
 
 
-# Importing repogym.env registers `repogym/RepoFix-v0` with gymnasium; it loads no sandbox code yet.
-from repogym.env import check_env, make, make_group  # noqa: E402
+# Loaded on first use, so that `repogym grade` and `repogym tasks` do not pay for gymnasium and pandas at
+# start-up. repogym.env registers `repogym/RepoFix-v0` with gymnasium when it is imported (by these names, or
+# by gymnasium.make("repogym.env:repogym/RepoFix-v0", ...)).
+_LAZY = {
+    "load_tasks": "repogym.dataset",
+    "save_tasks": "repogym.dataset",
+    "check_env": "repogym.env",
+    "make": "repogym.env",
+    "make_group": "repogym.env",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "RepogymError",

@@ -9,8 +9,11 @@ from repogym.grading.parsers import LogParser, TestRun, get_parser, log_parsers
 from repogym.grading.parsers.common import read_jsonl
 
 
-def test_the_four_frameworks_are_registered() -> None:
-    assert log_parsers.names() == ["django", "pytest", "sympy", "unittest"]
+def test_the_four_frameworks_and_swebenchs_pytest_variants_are_registered() -> None:
+    # pytest-*: SWE-bench's per-repo pytest parsers (how its cut ids map onto the structured report).
+    assert log_parsers.names() == [
+        "django", "pytest", "pytest-matplotlib", "pytest-options", "pytest-seaborn", "pytest-v2", "sympy", "unittest"
+    ]
     for name in log_parsers.names():
         parser = get_parser(name)
         assert isinstance(parser, LogParser) and parser.name == name

@@ -3,79 +3,57 @@
 Commands are thin: they parse arguments, call the library, print a rich
 summary and write machine-readable output. Errors from `repogym.errors`
 become one red line and exit status 2, never a traceback.
+
+Start-up: `repogym COMMAND ...` imports only the stage module that provides
+COMMAND (the full app, for `repogym --help` and for `repogym.cli.app`, imports
+them all): a grade should not pay for the trainer's, the miner's and the
+config's imports, about a second together.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
+import threading
+from typing import Any
 
 import typer
 
 from repogym import __version__
-from repogym.cli import (
-    cache_cmd,
-    config_cmd,
-    data_cmd,
-    env_cmd,
-    eval_cmd,
-    grade_cmd,
-    mine_cmd,
-    model_cmd,
-    quickstart_cmd,
-    report_cmd,
-    rollout_cmd,
-    samples_cmd,
-    scrub_cmd,
-    synth_cmd,
-    tasks_cmd,
-    train_cmd,
-    validate_cmd,
-)
-from repogym.cli.common import console, print_error
 from repogym.errors import RepogymError
 
-app = typer.Typer(
-    name="repogym",
-    help=(
-        "Turn your repositories into verifiable tasks, sandboxed gyms and RL training for code agents.\n\n"
-        "Example: repogym quickstart    (sample repos -> mine -> validate -> grade)"
-    ),
-    no_args_is_help=True,
-    rich_markup_mode="rich",
-    pretty_exceptions_enable=False,
-)
-app.add_typer(tasks_cmd.app, name="tasks")
-app.add_typer(config_cmd.app, name="config")
-app.add_typer(synth_cmd.app, name="synth")
-
-
-# One module per stage, each adding its commands; listed in pipeline order for `repogym --help`.
-for _stage in (
-    quickstart_cmd,
-    samples_cmd,
-    mine_cmd,
-    validate_cmd,
-    scrub_cmd,
-    grade_cmd,
-    env_cmd,
-    rollout_cmd,
-    data_cmd,
-    model_cmd,
-    train_cmd,
-    eval_cmd,
-    report_cmd,
-    cache_cmd,
-):
-    _stage.register(app)
+#: Stage modules (under repogym.cli) and the top-level commands each adds, in `repogym --help` order.
+STAGES: dict[str, tuple[str, ...]] = {
+    "tasks_cmd": ("tasks",),
+    "config_cmd": ("config",),
+    "synth_cmd": ("synth",),
+    "quickstart_cmd": ("quickstart",),
+    "samples_cmd": ("samples",),
+    "mine_cmd": ("mine",),
+    "validate_cmd": ("validate",),
+    "scrub_cmd": ("scrub",),
+    "grade_cmd": ("grade",),
+    "env_cmd": ("play",),
+    "rollout_cmd": ("rollout", "serve"),
+    "data_cmd": ("data",),
+    "model_cmd": ("model",),
+    "train_cmd": ("train",),
+    "eval_cmd": ("eval",),
+    "report_cmd": ("report",),
+    "cache_cmd": ("cache",),
+}
+#: Stages that are command groups of their own (a typer sub-app), not `register(app)` modules.
+_GROUPS = {"tasks_cmd": "tasks", "config_cmd": "config", "synth_cmd": "synth"}
 
 
 def _version(value: bool) -> None:
     if value:
+        from repogym.cli.common import console
+
         console.print(f"repogym {__version__}")
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version."
@@ -87,6 +65,45 @@ def _root(
     """
 
 
+def build_app(command: str | None = None) -> typer.Typer:
+    """The CLI with every stage, or with only the stage that provides the top-level `command`."""
+    app = typer.Typer(
+        name="repogym",
+        help=(
+            "Turn your repositories into verifiable tasks, sandboxed gyms and RL training for code agents.\n\n"
+            "Example: repogym quickstart    (sample repos -> mine -> validate -> grade)"
+        ),
+        no_args_is_help=True,
+        rich_markup_mode="rich",
+        pretty_exceptions_enable=False,
+    )
+    app.callback()(_root)
+    for module_name, commands in STAGES.items():
+        if command is not None and command not in commands:
+            continue
+        module = importlib.import_module(f"repogym.cli.{module_name}")
+        if module_name in _GROUPS:
+            app.add_typer(module.app, name=_GROUPS[module_name])
+        else:
+            module.register(app)
+    return app
+
+
+_full_app: typer.Typer | None = None
+_lock = threading.Lock()
+
+
+def __getattr__(name: str) -> Any:
+    """`repogym.cli.app`: the full app, built on first use."""
+    global _full_app
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with _lock:
+        if _full_app is None:
+            _full_app = build_app()
+    return _full_app
+
+
 def _one_line_warning(message, category, filename, lineno, line=None) -> str:  # type: ignore[no-untyped-def]
     return f"warning: {message}\n"
 
@@ -95,8 +112,12 @@ def main() -> None:
     import warnings
 
     warnings.formatwarning = _one_line_warning  # a CLI user needs the message, not our source line
+    known = {name for commands in STAGES.values() for name in commands}
+    command = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in known else None
     try:
-        app()
+        (build_app(command) if command else __getattr__("app"))()
     except RepogymError as exc:
+        from repogym.cli.common import print_error
+
         print_error(exc)
         sys.exit(2)

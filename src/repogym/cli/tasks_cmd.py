@@ -12,7 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from repogym.cli.common import console, exits_on_error, print_json
+from repogym.data import SpecsApplied, apply_specs, builtin_specs, installed_pythons, missing_interpreters
 from repogym.dataset import Style, format_for_path, load_tasks, save_tasks
+from repogym.envfile import load_env_file
 from repogym.patches import diff_stats
 from repogym.stats import Distribution, task_stats
 
@@ -36,14 +38,50 @@ def import_tasks(
             "--out", "-o", help="Output file; its suffix (.jsonl, .json, .parquet) picks the format."
         ),
     ],
+    specs: Annotated[
+        str | None,
+        typer.Option(
+            "--specs",
+            help="Fill each task's env (python, packages, install, test command, parser, test variables) from "
+            "built-in specs keyed by (repo, version): 'swebench' = SWE-bench's per-version specs for its "
+            "Python repositories.",
+        ),
+    ] = None,
+    env_file: Annotated[
+        Path | None,
+        typer.Option("--env-file", help="An env file of your own (repogym.toml format), applied after --specs."),
+    ] = None,
 ) -> None:
     """Read tasks in any supported format and write them in repogym's form.
 
-    Example: repogym tasks import examples/swebench_sample.json --out tasks.parquet
+    Example: repogym tasks import swe-bench-lite.json --specs swebench --out tasks.jsonl
     """
     format_for_path(out)  # a bad suffix fails before the input is read
-    count = save_tasks(load_tasks(file), out)
+    files = [builtin_specs(specs)] if specs else []
+    if env_file is not None:
+        files.append(load_env_file(env_file))
+    tasks = list(load_tasks(file))
+    if files:
+        applied = apply_specs(tasks, *files)
+        tasks = applied.tasks
+        _print_specs_summary(applied, specs or str(env_file))
+    count = save_tasks(tasks, out)
     console.print(f"[green]wrote[/] {count} tasks to {escape(str(out))}", soft_wrap=True)
+
+
+def _print_specs_summary(applied: SpecsApplied, name: str) -> None:
+    console.print(f"env from {escape(name)}: {applied.shaped} of {len(applied.tasks)} tasks", soft_wrap=True)
+    if applied.unmatched:
+        shown = ", ".join(f"{key} ({n})" for key, n in sorted(applied.unmatched.items())[:8])
+        more = f" and {len(applied.unmatched) - 8} more" if len(applied.unmatched) > 8 else ""
+        console.print(Text(f"no spec for {shown}{more}: those tasks keep their own env"), style="yellow")
+    missing = missing_interpreters(applied.tasks)
+    for version, count in sorted(missing.items()):
+        console.print(
+            Text(f"{count} task(s) need Python {version}, which is not installed here ({installed_pythons()}): "
+                 "their environments will not build until it is (e.g. `pyenv install`)"),
+            style="yellow",
+        )
 
 
 @app.command("export")

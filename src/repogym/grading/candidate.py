@@ -5,8 +5,8 @@ after the attack it stops (tests/grading/test_hostile_grading*.py):
 
 - paths that are absolute, contain `..`, or touch `.git` reject the whole patch;
 - changes to test files (the test patch's files, and any path that looks like a
-  test: tests/, test_*.py, *_test.py) are dropped: the tests graded are the
-  task's, never the candidate's;
+  test: `is_test_path`) are dropped: the tests graded are the task's, never the
+  candidate's;
 - changes to what decides how tests run are dropped, wherever the file is:
   conftest.py; pytest's dedicated configuration files (pytest.ini, .pytest.ini,
   pytest.toml, .pytest.toml); setup.cfg, tox.ini and pyproject.toml when the
@@ -37,18 +37,10 @@ from unidiff import PatchedFile
 from repogym.grading.pytest_config import DEDICATED_FILES, SHARED_FILES, pytest_config_changed
 from repogym.patches import parse_patch
 
-TEST_GLOBS = (
-    "tests/*",
-    "test/*",
-    "testing/*",
-    "*/tests/*",
-    "*/test/*",
-    "*/testing/*",
-    "test_*.py",
-    "*/test_*.py",
-    "*_test.py",
-    "*/*_test.py",
-)
+#: File names pytest collects by default (python_files), wherever they are.
+TEST_NAME_GLOBS = ("test_*.py", "*_test.py")
+#: Directories whose every file is test code or test data, at any depth.
+TEST_DIR_NAMES = frozenset({"tests", "test"})
 # .gitattributes: working-tree-encoding or eol rules would change how git writes the task's test patch.
 _ALWAYS_CONFIG = frozenset({"conftest.py", ".gitattributes", *DEDICATED_FILES})
 _STARTUP_MODULES = frozenset({"sitecustomize.py", "usercustomize.py"})
@@ -179,7 +171,28 @@ def _unsafe(path: str) -> bool:
 
 
 def is_test_path(path: str) -> bool:
-    return any(fnmatch.fnmatch(path, pattern) for pattern in TEST_GLOBS)
+    """A test file by its path: under a ``tests/`` or ``test/`` directory, under a top-level ``testing/``
+    (pytest's own layout, whose modules are named freely), or named ``test_*.py`` / ``*_test.py``.
+
+    A ``testing/`` directory below the top is a package of the code under test (``sympy/testing/`` since
+    sympy 1.6, ``numpy/testing/``, ``matplotlib/testing/``), and a fix there is a fix: SWE-bench's dataset
+    split calls any path containing "test" a test, which is why its gold patches never touch one, but its
+    harness runs the test patch's files, not a path rule. Tests inside such a package are still tests by
+    their ``tests/`` directory or their name. The test patch's own files are protected whatever their path.
+
+    >>> [is_test_path(p) for p in ("tests/util.py", "pkg/tests/data.json", "testing/python/fixtures.py")]
+    [True, True, True]
+    >>> [is_test_path(p) for p in ("sympy/testing/runtests.py", "sympy/testing/tests/test_pytest.py", "pkg/io_test.py")]
+    [False, True, True]
+    >>> [is_test_path(p) for p in ("src/_pytest/python.py", "pkg/latest.py", "contest.py")]
+    [False, False, False]
+    """
+    parts = PurePosixPath(path).parts
+    if any(part in TEST_DIR_NAMES for part in parts[:-1]):
+        return True
+    if len(parts) > 1 and parts[0] == "testing":
+        return True
+    return bool(parts) and any(fnmatch.fnmatchcase(parts[-1], glob) for glob in TEST_NAME_GLOBS)
 
 
 def loaded_by_itself(path: str) -> str:

@@ -128,6 +128,7 @@ def grade_in_episode(
         report=report,
         compile_errors=compile_errors,
         timings=timings,
+        not_counted=verdict.not_counted,
     )
 
 

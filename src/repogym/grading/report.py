@@ -36,6 +36,11 @@ class TestResult:
     test_id: str
     status: TestStatus
     duration_s: float = 0.0
+    skipped_from: str = ""
+    """For a SKIPPED result, where the skip came from: "mark" (a skip or skipif mark, a unittest skip
+    decorator), the repository path of the innermost frame of the repository's code that raised it, or ""
+    when that is not known (a log parser, a skip pytest raised on code's behalf). judge.py decides which of
+    these are the tests' own skips."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,16 @@ class TestReport:
     """False when the runner never got to run tests (import error at collection, crash, missing runner)."""
     note: str = ""
     """Why the report is partial or empty, in words (e.g. 'structured report missing')."""
+    skipped_modules: dict[str, str] = field(default_factory=dict)
+    """Test files (or directories) skipped while they were collected (`pytest.importorskip` or
+    `pytest.skip(allow_module_level=True)` at module level, a SkipTest raised on import): id -> where the
+    skip came from, as in `TestResult.skipped_from`. Their tests never ran and have no result."""
+    printed_statuses: dict[str, str] | None = None
+    """Test id -> status word as SWE-bench's log parser for this framework reads the printed log (pytest's
+    -rA summary, whose ids it cuts at the first space). Never results: judge.py uses them only to map
+    SWE-bench's cut ids onto `results` (parsers/swebench_ids.py). None when the parser has no such reading."""
+    printed_reading: str = ""
+    """Which of SWE-bench's readings gave `printed_statuses` (a key of parsers/swebench_ids.READINGS)."""
 
     def status(self, test_id: str) -> TestStatus | None:
         result = self.results.get(test_id)
@@ -71,8 +86,16 @@ class TestReport:
 
     def merged(self, other: TestReport) -> TestReport:
         """Results of two runs together (later wins on a clash)."""
+        printed = (
+            None
+            if self.printed_statuses is None and other.printed_statuses is None
+            else {**(self.printed_statuses or {}), **(other.printed_statuses or {})}
+        )
         return TestReport(
             results={**self.results, **other.results},
+            skipped_modules={**self.skipped_modules, **other.skipped_modules},
+            printed_statuses=printed,
+            printed_reading=other.printed_reading or self.printed_reading,
             exit_code=other.exit_code if other.exit_code is not None else self.exit_code,
             timed_out=self.timed_out or other.timed_out,
             log_path=other.log_path or self.log_path,
@@ -107,22 +130,33 @@ class Outcome(enum.StrEnum):
 
 
 def resolved_status(
-    statuses: Mapping[str, TestStatus], fail_to_pass: Iterable[str], pass_to_pass: Iterable[str]
+    statuses: Mapping[str, TestStatus],
+    fail_to_pass: Iterable[str],
+    pass_to_pass: Iterable[str],
+    not_counted: Iterable[str] = (),
 ) -> ResolvedStatus:
     """SWE-bench's get_resolution_status: FULL when every F2P and P2P test passed,
     PARTIAL when some F2P passed and every P2P passed, NO otherwise. No F2P tests is NO.
 
-    >>> P, F = TestStatus.PASSED, TestStatus.FAILED
+    PASS_TO_PASS tests in `not_counted` count neither as passed nor as failed, as SWE-bench counts a skipped
+    test (judge.py decides which skips qualify); a FAIL_TO_PASS test always counts.
+
+    >>> P, F, S = TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED
     >>> resolved_status({"a": P, "b": P}, ["a"], ["b"]).value
     'FULL'
     >>> resolved_status({"a": P, "c": F, "b": P}, ["a", "c"], ["b"]).value
     'PARTIAL'
     >>> resolved_status({"a": P, "b": F}, ["a"], ["b"]).value
     'NO'
+    >>> resolved_status({"a": P, "b": S}, ["a"], ["b"]).value, resolved_status({"a": P, "b": S}, ["a"], ["b"], ["b"]).value
+    ('NO', 'FULL')
+    >>> resolved_status({"a": S}, ["a"], [], ["a"]).value  # a skipped FAIL_TO_PASS test never passes
+    'NO'
     >>> resolved_status({}, [], []).value
     'NO'
     """
-    f2p, p2p = list(fail_to_pass), list(pass_to_pass)
+    f2p, skipped = list(fail_to_pass), set(not_counted)
+    p2p = [t for t in pass_to_pass if t not in skipped]
     if not f2p:
         return ResolvedStatus.NO
     f2p_ok = sum(1 for t in f2p if t in statuses and statuses[t].ok)
@@ -154,6 +188,9 @@ class GradeResult:
     compile_errors: tuple[str, ...] | None = None
     """Changed Python files that do not compile, or the import error of the package; None = not checked."""
     timings: dict[str, float] = field(default_factory=dict)
+    not_counted: dict[str, str] = field(default_factory=dict)
+    """PASS_TO_PASS tests that counted neither way, with why (skipped by the tests themselves, or an id that
+    names no test); see grading/judge.py."""
 
     @property
     def resolved(self) -> bool:
@@ -181,6 +218,7 @@ class GradeResult:
             "log_path": self.report.log_path if self.report else "",
             "compile_errors": list(self.compile_errors) if self.compile_errors is not None else None,
             "timings": self.timings,
+            "not_counted": self.not_counted,
         }
 
     @classmethod
@@ -199,4 +237,5 @@ class GradeResult:
             detail=row.get("detail", ""),
             compile_errors=tuple(row["compile_errors"]) if row.get("compile_errors") is not None else None,
             timings=dict(row.get("timings", {})),
+            not_counted=dict(row.get("not_counted", {})),
         )

@@ -147,6 +147,15 @@ def _fill_blob_store(mirror_path: Path, store: Path, wanted: dict[str, int]) -> 
         batch.wait()
 
 
+def _copy_past_tags(mirror_path: Path, commit: str, dest: Path) -> None:
+    """The mirror's tags that `commit` contains, so that `git describe` (setuptools_scm, versioneer) sees
+    the version the commit was released under, as in a full clone; pytest's own repo, for one, refuses to run
+    its tests as version 0.1.dev. Tags of later commits are left out: they would name the future fix."""
+    tags = git("for-each-ref", "--merged", commit, "--format=%(objectname) %(refname)", "refs/tags", cwd=mirror_path)
+    if tags:
+        (dest / ".git" / "packed-refs").write_bytes(tags)
+
+
 def _make_git_dir(mirror_path: Path, commit: str, dest: Path) -> None:
     """A minimal .git: HEAD detached at `commit`, objects borrowed from the mirror, a fresh index."""
     git("init", "--quiet", "--template=", str(dest))
@@ -154,6 +163,7 @@ def _make_git_dir(mirror_path: Path, commit: str, dest: Path) -> None:
     alternates.mkdir(parents=True, exist_ok=True)
     (alternates / "alternates").write_text(str(mirror_path / "objects") + "\n")
     (dest / ".git" / "HEAD").write_text(commit + "\n")
+    _copy_past_tags(mirror_path, commit, dest)
     git("read-tree", commit, cwd=dest)
     git("update-index", "-q", "--refresh", cwd=dest, check=False)
     # From here on the checkout is only used in the jail, where the mirror's objects sit at a fixed path.

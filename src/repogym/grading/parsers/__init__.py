@@ -6,7 +6,9 @@ command and fills a `TestRun`; the grader hands it back to the same parser.
 
 Built-in parsers (names in `log_parsers`):
 
-- ``pytest``: results from the `repogym_report` plugin's JSON-lines report, cross-checked with the exit code.
+- ``pytest``: results from the `repogym_report` plugin's JSON-lines report, cross-checked with the exit code;
+  ``pytest-options``, ``pytest-v2``, ``pytest-matplotlib``, ``pytest-seaborn``: the same, for tasks whose ids
+  SWE-bench read with its parser of that name (swebench_ids.py).
 - ``unittest``: results from the `repogym_unittest` runner's JSON-lines report, cross-checked likewise.
 - ``django``: Django's ``tests/runtests.py`` verbose log, read with SWE-bench's parse_log_django semantics.
 - ``sympy``: sympy's ``bin/test`` verbose log, read with SWE-bench's parse_log_sympy semantics.
@@ -89,11 +91,16 @@ def get_parser(name: str) -> LogParser:
 # Registered here rather than in each module, so a parser module never imports this package half-built.
 from repogym.grading.parsers.django import DjangoParser  # noqa: E402
 from repogym.grading.parsers.pytest import PytestParser  # noqa: E402
+from repogym.grading.parsers.swebench_ids import READINGS  # noqa: E402
 from repogym.grading.parsers.sympy import SympyParser  # noqa: E402
 from repogym.grading.parsers.unittest import UnittestParser  # noqa: E402
 
 for _parser in (PytestParser(), UnittestParser(), DjangoParser(), SympyParser()):
     log_parsers.add(_parser.name, _parser)
+# SWE-bench's other pytest-family parsers: the same runner, another reading of its cut test ids.
+for _reading in READINGS:
+    if _reading != "pytest":
+        log_parsers.add(_reading, PytestParser(name=_reading, reading=_reading))
 
 __all__ = [
     "REPORT_ENV",

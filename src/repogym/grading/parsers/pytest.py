@@ -61,6 +61,7 @@ from repogym.grading.parsers.common import (
     untrusted,
     with_args,
 )
+from repogym.grading.parsers.swebench_ids import read_printed
 from repogym.grading.report import TestReport, TestStatus
 
 if TYPE_CHECKING:
@@ -86,9 +87,17 @@ _EXIT_MEANINGS = {
 
 @dataclass(frozen=True)
 class PytestParser:
-    """Runs pytest with the repogym_report plugin and reads its report."""
+    """Runs pytest with the repogym_report plugin and reads its report.
 
-    name: str = field(default="pytest", init=False)
+    Registered as ``pytest`` and as one name per SWE-bench pytest-family log parser (``pytest-options``,
+    ``pytest-v2``, ...: see swebench_ids.py): they run and read tests alike and differ only in how they map
+    SWE-bench's cut test ids onto node ids."""
+
+    name: str = "pytest"
+    reading: str = "pytest"
+    """SWE-bench's reading of the printed log (a key of swebench_ids.READINGS), for ids that are not node ids."""
+    framework: str = field(default="pytest", init=False)
+    """The framework the grader's canary is written for."""
     plugin_dir: Path | None = PLUGIN_DIR
     plugin_mount: str = SANDBOX_PLUGIN_DIR
     """Where `plugin_dir` is seen by the command (the host folder itself for a sandbox without bind mounts)."""
@@ -113,6 +122,11 @@ class PytestParser:
         collect_errors = [
             _normal_id(r.get("nodeid", "")) for r in report.records if r["event"] == "collect_error"
         ]
+        skipped_modules = {
+            _normal_id(str(r.get("nodeid", ""))): str(r.get("skipped_from") or "")
+            for r in report.records
+            if r["event"] == "collect_skip"
+        }
         statuses = {test_id: status for test_id, p in phases.items() if (status := _status(p)) is not None}
         statuses.update(dict.fromkeys(collect_errors, TestStatus.ERROR))
         why = jsonl_problem(run, report, "pytest")
@@ -133,8 +147,17 @@ class PytestParser:
             exit_meanings=_EXIT_MEANINGS,
             tool="pytest",
         )
-        results = {t: dataclasses.replace(r, status=statuses[t]) for t, r in judged.results.items()}
-        return dataclasses.replace(judged, results=results)
+        results = {
+            t: dataclasses.replace(r, status=statuses[t], skipped_from=_skipped_from(phases.get(t, {})))
+            for t, r in judged.results.items()
+        }
+        return dataclasses.replace(
+            judged,
+            results=results,
+            skipped_modules=skipped_modules,
+            printed_statuses=read_printed(run.log, self.reading),
+            printed_reading=self.reading,
+        )
 
 
 def launched(test_cmd: str, launcher: str) -> str:
@@ -203,6 +226,14 @@ def _status(phases: Mapping[str, Mapping[str, Any]]) -> TestStatus | None:
     if decisive is call:  # passed, a non-strict xpass included
         return TestStatus.PASSED
     return None  # setup passed but the call never reported
+
+
+def _skipped_from(phases: Mapping[str, Mapping[str, Any]]) -> str:
+    """Where a skipped test's skip came from (the plugin's record; '' for any other status)."""
+    decisive = phases.get("call") or phases.get("setup")
+    if decisive is None or decisive.get("outcome") != "skipped" or decisive.get("wasxfail") is True:
+        return ""
+    return str(decisive.get("skipped_from") or "")
 
 
 def _xfail_raised_at_run_time(phases: Mapping[str, Mapping[str, Any]]) -> bool:

@@ -11,10 +11,22 @@ Records, one JSON object per line, in this order:
 - ``{"event": "test", "nodeid": ..., "when": "setup"|"call"|"teardown", "outcome": "passed"|"failed"|"skipped",
   "wasxfail": bool, "xfail_marked": bool, "duration": float}`` per test phase; ``xfail_marked`` says whether
   the test carries an xfail mark (its own, its class's or its module's), so that an xfail raised at run time
-  by ``pytest.xfail()``, which code under test can call, is told apart from an expected failure
+  by ``pytest.xfail()``, which code under test can call, is told apart from an expected failure; a skipped
+  phase adds ``"skipped_from"`` (see below)
 - ``{"event": "collect_error", "nodeid": ...}`` per file (or directory) that failed to collect
+- ``{"event": "collect_skip", "nodeid": ..., "skipped_from": ...}`` per file (or directory) skipped while it
+  was collected (a module-level ``pytest.importorskip``, ``pytest.skip(allow_module_level=True)``, a SkipTest)
 - ``{"event": "sessionfinish", "exitstatus": int, "records": int, "counts": {...}}`` last, where ``records`` is
   the number of test and collect_error records written before it
+
+``skipped_from`` says where a skip came from, so that the grader can tell the tests' own skips from a skip
+that code under test raised to hide a failure: ``"mark"`` when pytest's skipping plugin raised it for a skip
+or skipif mark (or a unittest skip decorator), else the path (relative to the working directory) of the
+innermost frame of the repository's code in the skip's traceback, pytest's own helpers (``pytest.skip``,
+``pytest.importorskip``) left out whatever ``__tracebackhide__`` says (code under test could set it), else
+``""`` (not known: a skip pytest raised on another exception's behalf, a unittest runtime skip under
+Python < 3.11). The traceback is the exception's own, taken before pytest turns a ``unittest.SkipTest`` into
+a skip of its own.
 
 The parser (repogym.grading.parsers.pytest) trusts the report only when it ends with the sessionfinish record
 and that record's exit status equals the process's exit code.
@@ -71,23 +83,28 @@ class _Reporter(object):
 
     def pytest_runtest_logreport(self, report):
         outcome = str(report.outcome)
-        self._write(
-            {
-                "event": "test",
-                "nodeid": report.nodeid,
-                "when": report.when,
-                "outcome": outcome,
-                "wasxfail": hasattr(report, "wasxfail"),
-                "xfail_marked": _xfail_marked(report),
-                "duration": float(getattr(report, "duration", 0.0) or 0.0),
-            }
-        )
+        record = {
+            "event": "test",
+            "nodeid": report.nodeid,
+            "when": report.when,
+            "outcome": outcome,
+            "wasxfail": hasattr(report, "wasxfail"),
+            "xfail_marked": _xfail_marked(report),
+            "duration": float(getattr(report, "duration", 0.0) or 0.0),
+        }
+        if outcome == "skipped":
+            record["skipped_from"] = str(getattr(report, _SKIPPED_FROM, "") or "")
+        self._write(record)
         self._count(report.when + "." + outcome)
 
     def pytest_collectreport(self, report):
         if report.failed:
             self._write({"event": "collect_error", "nodeid": report.nodeid})
             self._count("collect_error")
+        elif report.skipped:
+            origin = str(getattr(report, _SKIPPED_FROM, "") or "")
+            self._write({"event": "collect_skip", "nodeid": report.nodeid, "skipped_from": origin})
+            self._count("collect_skip")
 
     # trylast, and session.exitstatus rather than the argument: a hook that rewrites the exit status
     # (a conftest setting session.exitstatus = 0) has run by now, so the record shows what pytest will return.
@@ -105,6 +122,145 @@ class _Reporter(object):
 
     def close(self):
         self._stream.close()
+
+
+_SKIPPED_FROM = "repogym_skipped_from"
+_ROOT = [os.path.realpath(os.getcwd())]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    raised = call.excinfo  # before the unittest plugin swaps a SkipTest for a skip of pytest's own
+    outcome = yield
+    report = outcome.get_result()
+    if getattr(report, "outcome", "") == "skipped" and not hasattr(report, "wasxfail"):
+        try:
+            origin = _test_skip_origin(item, raised, call.excinfo)
+        except Exception:  # an unexpected pytest internals shape: the origin is not known
+            origin = ""
+        setattr(report, _SKIPPED_FROM, origin)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    # The collect report keeps only the crash location, which honours __tracebackhide__; the traceback is
+    # taken here instead, by wrapping this collector's collect() for the one call pytest makes.
+    seen = []
+    collect = collector.collect
+
+    def collect_and_keep_traceback():
+        try:
+            return collect()
+        except BaseException:
+            seen.append(sys.exc_info()[2])
+            raise
+
+    collector.collect = collect_and_keep_traceback
+    try:
+        outcome = yield
+    finally:
+        collector.__dict__.pop("collect", None)
+    report = outcome.get_result()
+    if getattr(report, "outcome", "") == "skipped":
+        try:
+            origin = _origin(seen[0]) if seen else ""
+        except Exception:
+            origin = ""
+        setattr(report, _SKIPPED_FROM, origin)
+
+
+def _test_skip_origin(item, raised, final):
+    excinfo = raised if raised is not None and _is_skip(getattr(raised, "value", None)) else final
+    error = getattr(excinfo, "value", None)
+    if error is None:
+        return ""
+    origin = _origin(_traceback(excinfo, error))
+    if origin != _UNITTEST:
+        return origin
+    # A unittest TestCase's skip: pytest's addSkip raised it. The SkipTest unittest caught is its context
+    # under Python >= 3.11; a skip decorator is a mark.
+    context = getattr(error, "__context__", None)
+    if _is_skip(context) and getattr(context, "__traceback__", None) is not None:
+        return _origin(context.__traceback__)
+    test = getattr(item, "obj", None)
+    owner = getattr(item, "cls", None)
+    if getattr(test, "__unittest_skip__", False) or getattr(owner, "__unittest_skip__", False):
+        return "mark"
+    return ""
+
+
+_UNITTEST = "<unittest>"
+
+
+def _is_skip(error):
+    if error is None:
+        return False
+    skip_types = [getattr(pytest.skip, "Exception", None)]
+    unittest = sys.modules.get("unittest")
+    if unittest is not None:
+        skip_types.append(unittest.SkipTest)
+    return isinstance(error, tuple(t for t in skip_types if isinstance(t, type)))
+
+
+def _traceback(excinfo, error):
+    return getattr(excinfo, "tb", None) or getattr(error, "__traceback__", None)
+
+
+def _origin(tb):
+    """'mark', the innermost repository frame's path, '<unittest>' (pytest's addSkip), or ''."""
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code)
+        tb = tb.tb_next
+    helpers = _helper_codes()
+    frames = [code for code in frames if code not in helpers]
+    if not frames:
+        return ""
+    innermost = _real(frames[-1].co_filename)
+    if innermost == _module_file("_pytest.skipping") and not any(_in_repo_code(c) for c in frames):
+        return "mark"
+    if innermost == _module_file("_pytest.unittest"):
+        return _UNITTEST  # TestCaseFunction.addSkip (or a helper of it) raised it for unittest
+    for code in reversed(frames):
+        path = _real(code.co_filename)
+        if _inside(path, _ROOT[0]):
+            return os.path.relpath(path, _ROOT[0]).replace(os.sep, "/")
+    return ""
+
+
+def _in_repo_code(code):
+    """A frame of the repository's own code (pytest's package counts as pytest when it is the repository)."""
+    path = _real(code.co_filename)
+    pytest_dir = os.path.dirname(_module_file("_pytest.skipping") or "") or "//"
+    return _inside(path, _ROOT[0]) and not _inside(path, pytest_dir)
+
+
+def _helper_codes():
+    codes = set()
+    for name in ("skip", "importorskip", "fail", "xfail", "exit"):
+        function = getattr(pytest, name, None)
+        code = getattr(function, "__code__", None)
+        if code is not None:
+            codes.add(code)
+    return codes
+
+
+def _module_file(name):
+    module = sys.modules.get(name)
+    path = getattr(module, "__file__", None)
+    if not path:
+        return None
+    if path.endswith((".pyc", ".pyo")):
+        path = path[:-1]
+    return _real(path)
+
+
+def _real(path):
+    return os.path.realpath(os.path.join(_ROOT[0], path))
+
+
+def _inside(path, folder):
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _xfail_marked(report):
@@ -127,6 +283,7 @@ def pytest_configure(config):
         # Loaded without a report file (a nested pytest run): nothing to write; the grader's parser
         # sees no report and trusts nothing.
         return
+    _ROOT[0] = os.path.realpath(os.getcwd())
     # O_EXCL: a file that is already there is stale or planted; refuse to append to it.
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     reporter = _Reporter(os.fdopen(fd, "wb"))

@@ -1,0 +1,338 @@
+"""SWE-bench Lite graded by repogym: gold resolves, empty does not, a published agent's patches get SWE-bench's
+verdicts, and a cached grade costs what a bare harness costs.
+
+Data: SWE-bench Lite (the 300 test instances as published) and a published agent's predictions, both as
+SWE-bench ships them; repositories are clones of the public ones under --repos-dir (owner__name folders).
+Tasks are imported as a user imports them: `--specs swebench` (repogym.data: SWE-bench's per-version specs).
+
+``verdicts``: every instance of the chosen repos is graded with its gold patch and with an empty patch, and
+each prediction for them with its model patch; each grade's own log is also read the way SWE-bench's harness
+reads it (its parser for the repo, its resolved rule), so repogym's verdict is compared with SWE-bench's on the
+same run. Grades are appended to a JSONL file as they finish (a re-run resumes), then summarised.
+
+``recheck``: the logs of graded rows read again by SWE-bench's own log parsers (its published
+log_parsers/python.py, loaded from a folder given on the command line), so the comparison does not rest on
+repogym's re-implementation of them.
+
+``speed``: on instances whose environment is built, each round times, in rotating order,
+- ``cli``: ``repogym grade TASKS --instance ID --gold`` in a fresh process (start-up included);
+- ``grade``: `repogym.grading.grade.grade` in this process (runtime prepared from the cache each time);
+- ``bare``: a bare harness as SWE-bench's eval script does it: a fresh episode of the same environment and one
+  jailed command, ``git apply`` the patch and the test patch, then the test command on the test patch's files.
+
+    nice -n 10 .venv/bin/python bench/bench_grade_swebench.py verdicts --lite LITE.json --preds PREDS.jsonl \\
+        --repos-dir REPOS --out bench-results/swebench.jsonl [--repo sympy/sympy] [--only ID,...] \\
+        [--env-file bench/swebench_offline.toml]
+    nice -n 10 .venv/bin/python bench/bench_grade_swebench.py speed --lite LITE.json --repos-dir REPOS \\
+        --only ID,ID --rounds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from _common import load_average, machine_line, markdown_table
+
+from repogym.data import apply_specs, builtin_specs
+from repogym.dataset import load_tasks, save_tasks
+from repogym.envfile import load_env_file
+from repogym.grading.grade import grade
+from repogym.grading.parsers.common import shell_join
+from repogym.grading.parsers.swebench_ids import read_printed
+from repogym.grading.parsers.sympy import parse_log_sympy
+from repogym.grading.parsers.django import parse_log_django
+from repogym.patches import changed_paths
+from repogym.sandbox.runtime import TaskRuntime
+from repogym.task import Task
+
+DEFAULT_REPOS = ("pallets/flask", "pytest-dev/pytest", "sympy/sympy")
+# SWE-bench's NON_TEST_EXTS: test patch files it does not pass to the test command.
+_NON_TEST_EXTS = (".json", ".png", "csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl", ".yml", ".yaml", ".toml")
+
+
+def imported_tasks(lite: Path, repos: Iterable[str], only: set[str], env_file: str | None = None) -> list[Task]:
+    """Lite's instances as `repogym tasks import LITE --specs swebench [--env-file ENV_FILE]` imports them."""
+    files = [builtin_specs("swebench")] + ([load_env_file(Path(env_file))] if env_file else [])
+    tasks = apply_specs(load_tasks(lite), *files).tasks
+    chosen = [t for t in tasks if t.repo in set(repos)]
+    return [t for t in chosen if t.instance_id in only] if only else chosen
+
+
+# -- SWE-bench's reading of a run ----------------------------------------------------------------------
+
+
+def swebench_statuses(task: Task, log: str) -> dict[str, str]:
+    """The status map SWE-bench's parser for the task's repo reads from `log`."""
+    parser = task.env.log_parser
+    if parser == "sympy":
+        return {k: v.value for k, v in parse_log_sympy(log).items()}
+    if parser == "django":
+        return {k: v.value for k, v in parse_log_django(log).items()}
+    return read_printed(log, parser)
+
+
+def swebench_resolved(statuses: dict[str, str], task: Task) -> bool:
+    """SWE-bench's FULL: F2P and P2P rates of 1, where a test passed (PASSED, XFAIL) or failed (FAILED, ERROR,
+    missing) and anything else counts neither way; a rate over no counted test is 1."""
+
+    def rate(tests: list[str]) -> float:
+        passed = sum(statuses.get(t) in ("PASSED", "XFAIL") for t in tests)
+        failed = sum(t not in statuses or statuses[t] in ("FAILED", "ERROR") for t in tests)
+        return 1.0 if passed + failed == 0 else passed / (passed + failed)
+
+    return rate(task.FAIL_TO_PASS) == 1 and rate(task.PASS_TO_PASS) == 1
+
+
+# -- verdicts ------------------------------------------------------------------------------------------------
+
+
+def _done(out: Path) -> dict[tuple[str, str], dict]:
+    if not out.exists():
+        return {}
+    rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    return {(r["instance_id"], r["kind"]): r for r in rows}
+
+
+def _grade_row(task: Task, kind: str, patch: str, repos_dir: str) -> dict:
+    started = time.perf_counter()
+    result = grade(task, patch, repos_dir=repos_dir)
+    row = {
+        "instance_id": task.instance_id,
+        "kind": kind,
+        "outcome": result.outcome.value,
+        "status": result.status.value,
+        "detail": result.detail[:600],
+        "wall_s": round(time.perf_counter() - started, 2),
+        "timings": {k: round(v, 3) for k, v in result.timings.items()},
+        "not_counted": result.not_counted,
+    }
+    log = Path(result.report.log_path).read_text(errors="replace") if result.report and result.report.log_path else ""
+    applied = result.patch_applied_with != "" or not patch.strip()
+    row["swebench_resolved"] = bool(log) and applied and swebench_resolved(swebench_statuses(task, log), task)
+    row["log_path"] = result.report.log_path if result.report else ""
+    return row
+
+
+def verdicts(args: argparse.Namespace) -> None:
+    only = set(filter(None, (args.only or "").split(",")))
+    tasks = imported_tasks(Path(args.lite), args.repo or DEFAULT_REPOS, only, args.env_file)
+    predictions = {}
+    if args.preds:
+        for line in Path(args.preds).read_text().splitlines():
+            row = json.loads(line)
+            predictions[row["instance_id"]] = row.get("model_patch") or ""
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = _done(out)
+    todo = [(t, k) for t in tasks for k in ("gold", "empty", "pred") if (k != "pred" or t.instance_id in predictions)]
+    todo = [(t, k) for t, k in todo if (t.instance_id, k) not in done]
+    print(f"{len(tasks)} tasks, {len(todo)} grades to do ({len(done)} done); load {load_average()}", flush=True)
+    for index, (task, kind) in enumerate(todo, start=1):
+        patch = {"gold": task.patch, "empty": "", "pred": predictions.get(task.instance_id, "")}[kind]
+        row = _grade_row(task, kind, patch, args.repos_dir)
+        with out.open("a") as stream:
+            stream.write(json.dumps(row) + "\n")
+        print(f"[{index}/{len(todo)}] {task.instance_id} {kind}: {row['outcome']} "
+              f"(SWE-bench: {'resolved' if row['swebench_resolved'] else 'no'}) {row['wall_s']} s", flush=True)
+    summarise(tasks, _done(out), predictions)
+
+
+def summarise(tasks: list[Task], done: dict[tuple[str, str], dict], predictions: dict[str, str]) -> None:
+    rows = []
+    for repo in sorted({t.repo for t in tasks}):
+        mine = [t for t in tasks if t.repo == repo]
+        gold = [done.get((t.instance_id, "gold")) for t in mine]
+        empty = [done.get((t.instance_id, "empty")) for t in mine]
+        rows.append([
+            repo, len(mine),
+            sum(1 for r in gold if r and r["outcome"] == "RESOLVED"),
+            sum(1 for r in empty if r and r["outcome"] != "RESOLVED"),
+            sum(1 for r in gold if r and r["outcome"] == "ENV_BUILD_FAILED"),
+        ])
+    print(markdown_table(["repo", "instances", "gold resolved", "empty not resolved", "env build failed"], rows))
+    failures = [(t.instance_id, k, done[(t.instance_id, k)]) for t in tasks for k in ("gold", "empty")
+                if (t.instance_id, k) in done
+                and ((k == "gold") != (done[(t.instance_id, k)]["outcome"] == "RESOLVED"))]
+    for instance_id, kind, row in failures:
+        print(f"- {instance_id} {kind}: {row['outcome']}: {row['detail'][:300]}")
+    preds = [done[(t.instance_id, "pred")] for t in tasks if (t.instance_id, "pred") in done]
+    if preds:
+        agree = sum(1 for r in preds if (r["outcome"] == "RESOLVED") == r["swebench_resolved"])
+        print(f"predictions: {len(preds)} graded, repogym resolves {sum(r['outcome'] == 'RESOLVED' for r in preds)}, "
+              f"SWE-bench's reading resolves {sum(r['swebench_resolved'] for r in preds)}, {agree} agree")
+        for r in preds:
+            if (r["outcome"] == "RESOLVED") != r["swebench_resolved"]:
+                print(f"  - {r['instance_id']}: repogym {r['outcome']}, SWE-bench "
+                      f"{'resolved' if r['swebench_resolved'] else 'not resolved'}: {r['detail'][:200]}")
+
+
+# -- recheck: SWE-bench's own parsers on the same logs ---------------------------------------------------
+
+
+def load_swebench_parsers(harness: Path) -> dict:
+    """SWE-bench's MAP_REPO_TO_PARSER_PY, loaded from its log_parsers/python.py as published (a copy under
+    `harness`, never vendored here), with the two names it imports from the rest of SWE-bench stubbed."""
+    import enum
+    import types
+
+    class TestStatus(enum.Enum):  # SWE-bench's harness/constants TestStatus
+        FAILED = "FAILED"
+        PASSED = "PASSED"
+        SKIPPED = "SKIPPED"
+        ERROR = "ERROR"
+        XFAIL = "XFAIL"
+
+    for name, attrs in (("swebench", {}), ("swebench.harness", {}),
+                        ("swebench.harness.constants", {"TestStatus": TestStatus}),
+                        ("swebench.harness.test_spec", {}),
+                        ("swebench.harness.test_spec.test_spec", {"TestSpec": object})):
+        module = sys.modules.setdefault(name, types.ModuleType(name))
+        module.__dict__.update(attrs)
+    namespace: dict = {}
+    source = (harness / "swebench_harness_log_parsers_python.py").read_text()
+    exec(compile(source, str(harness / "swebench_harness_log_parsers_python.py"), "exec"), namespace)
+    return namespace["MAP_REPO_TO_PARSER_PY"]
+
+
+def recheck(args: argparse.Namespace) -> None:
+    """Every graded row's log read again by SWE-bench's own parser for the repo, with SWE-bench's FULL rule."""
+    parsers = load_swebench_parsers(Path(args.swebench_harness))
+    tasks = {t.instance_id: t for t in imported_tasks(Path(args.lite), args.repo or DEFAULT_REPOS, set(),
+                                                          args.env_file)}
+    done: dict[tuple[str, str], dict] = {}
+    for out in args.out:
+        done.update(_done(Path(out)))
+    agree = disagree = unread = 0
+    for (instance_id, kind), row in sorted(done.items()):
+        task = tasks.get(instance_id)
+        if task is None:
+            continue
+        log = Path(row["log_path"]).read_text(errors="replace") if row.get("log_path") else ""
+        ran = bool(log) and row["outcome"] not in ("PATCH_FAILED", "ENV_BUILD_FAILED")
+        statuses = parsers[task.repo](log, None) if ran else {}
+        official = ran and swebench_resolved(statuses, task)
+        if not log:
+            unread += 1
+        if official == (row["outcome"] == "RESOLVED") == row["swebench_resolved"]:
+            agree += 1
+        else:
+            disagree += 1
+            print(f"- {instance_id} {kind}: repogym {row['outcome']}, SWE-bench's parser "
+                  f"{'resolved' if official else 'not resolved'}, bench's reading "
+                  f"{'resolved' if row['swebench_resolved'] else 'not resolved'}: {row['detail'][:200]}")
+    print(f"{agree + disagree} grades re-read with SWE-bench's parsers: {agree} agree on all three readings, "
+          f"{disagree} do not ({unread} without a test log: patch or build failed)")
+    rows = [r for r in done.values() if r["instance_id"] in tasks]
+    summarise([t for t in tasks.values() if any(r["instance_id"] == t.instance_id for r in rows)], done,
+              {r["instance_id"]: "" for r in rows if r["kind"] == "pred"})
+
+
+# -- speed ---------------------------------------------------------------------------------------------------
+
+
+def swebench_directives(task: Task) -> list[str]:
+    return [p for p in changed_paths(task.test_patch) if not p.endswith(_NON_TEST_EXTS)]
+
+
+def bare(task: Task, runtime: TaskRuntime) -> float:
+    """SWE-bench's eval script in one jailed command of a fresh episode: apply, apply tests, run the tests."""
+    started = time.perf_counter()
+    with runtime.episode(readonly_git=True) as episode:
+        patch = episode.put_file("patch.diff", task.patch)
+        tests = episode.put_file("tests.diff", task.test_patch)
+        command = task.env.test_cmd or "pytest -rA"
+        result = episode.run(
+            f"git apply -v {patch} && git apply -v {tests} && {command} {shell_join(swebench_directives(task))}"
+        )
+    elapsed = time.perf_counter() - started
+    if result.exit_code is None or not swebench_resolved(swebench_statuses(task, result.output), task):
+        raise SystemExit(f"the bare harness does not resolve {task.instance_id}: {result.output[-2000:]}")
+    return elapsed
+
+
+def cli(tasks_file: Path, task: Task, repos_dir: str) -> tuple[float, float]:
+    """(wall seconds, seconds of it outside the jailed test run) of `repogym grade ... --gold` in a new process."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("repogym")), "grade", str(tasks_file), "--instance", task.instance_id,
+         "--gold", "--repos-dir", repos_dir, "--json"],
+        capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"},
+    )
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0 or json.loads(done.stdout)["outcome"] != "RESOLVED":
+        raise SystemExit(f"repogym grade does not resolve {task.instance_id}: {done.stdout[-1500:]}{done.stderr[-1500:]}")
+    return elapsed, elapsed - json.loads(done.stdout)["timings"].get("tests_s", 0.0)
+
+
+def library(task: Task, repos_dir: str) -> tuple[float, float]:
+    """(wall seconds, seconds outside the jailed test run) of `grade(task, gold)` in this process."""
+    started = time.perf_counter()
+    result = grade(task, task.patch, repos_dir=repos_dir)
+    if not result.resolved:
+        raise SystemExit(f"grade does not resolve {task.instance_id}: {result.detail}")
+    elapsed = time.perf_counter() - started
+    return elapsed, elapsed - result.timings.get("tests_s", 0.0)
+
+
+def speed(args: argparse.Namespace) -> None:
+    only = set(filter(None, (args.only or "").split(",")))
+    tasks = imported_tasks(Path(args.lite), args.repo or DEFAULT_REPOS, only, args.env_file)
+    tasks_file = Path(tempfile.mkdtemp(prefix="bench-swebench-")) / "tasks.jsonl"
+    save_tasks(tasks, tasks_file)
+    print(f"# {machine_line()}\n# load at the start {load_average()}", flush=True)
+    rows = []
+    for task in tasks:
+        runtime = TaskRuntime.create(task, "bwrap", args.repos_dir).prepare()
+        library(task, args.repos_dir)  # warm: env layers for this commit, page cache
+        times: dict[str, list[float]] = {"cli": [], "grade": [], "bare": []}
+        around: dict[str, list[float]] = {"cli": [], "grade": []}
+        order = list(times)
+        for round_ in range(args.rounds):
+            for name in order[round_ % 3:] + order[: round_ % 3]:
+                if name == "bare":
+                    times[name].append(bare(task, runtime))
+                    continue
+                wall, outside = cli(tasks_file, task, args.repos_dir) if name == "cli" else library(task, args.repos_dir)
+                times[name].append(wall)
+                around[name].append(outside)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        rows.append([task.instance_id, args.rounds, f"{med['bare']:.2f}", f"{med['grade']:.2f}", f"{med['cli']:.2f}",
+                     f"{med['grade'] / med['bare']:.3f}", f"{med['cli'] / med['bare']:.3f}",
+                     f"{statistics.median(around['grade']):.2f}", f"{statistics.median(around['cli']):.2f}"])
+        print(rows[-1], flush=True)
+    print(markdown_table(["instance", "rounds", "bare s", "grade s", "cli s", "grade / bare", "cli / bare",
+                          "grade outside tests s", "cli outside tests s"], rows))
+    print(f"# load at the end {load_average()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="mode", required=True)
+    for name in ("verdicts", "speed", "recheck"):
+        mode = sub.add_parser(name)
+        mode.add_argument("--lite", required=True)
+        mode.add_argument("--repos-dir", required=True)
+        mode.add_argument("--repo", action="append", help="Limit to this repo (repeatable).")
+        mode.add_argument("--only", help="Comma-separated instance ids.")
+        mode.add_argument("--env-file", help="An env file applied after the specs (bench/swebench_offline.toml).")
+    sub.choices["verdicts"].add_argument("--preds")
+    sub.choices["verdicts"].add_argument("--out", required=True)
+    sub.choices["speed"].add_argument("--rounds", type=int, default=5)
+    sub.choices["recheck"].add_argument("--out", action="append", required=True, help="A verdicts JSONL.")
+    sub.choices["recheck"].add_argument("--swebench-harness", required=True,
+                                        help="Folder with SWE-bench's swebench_harness_log_parsers_python.py.")
+    args = parser.parse_args()
+    {"verdicts": verdicts, "speed": speed, "recheck": recheck}[args.mode](args)
+
+
+if __name__ == "__main__":
+    main()
