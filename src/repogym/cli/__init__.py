@@ -71,7 +71,7 @@ def build_app(command: str | None = None) -> typer.Typer:
         name="repogym",
         help=(
             "Turn your repositories into verifiable tasks, sandboxed gyms and RL training for code agents.\n\n"
-            "Example: repogym quickstart    (sample repos -> mine -> validate -> grade)"
+            "Example: repogym quickstart    (sample repos -> mine + synth -> validate -> tiny model -> SFT -> GRPO -> report)"
         ),
         no_args_is_help=True,
         rich_markup_mode="rich",
