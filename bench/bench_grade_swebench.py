@@ -47,9 +47,9 @@ from repogym.dataset import load_tasks, save_tasks
 from repogym.envfile import load_env_file
 from repogym.grading.grade import grade
 from repogym.grading.parsers.common import shell_join
+from repogym.grading.parsers.django import parse_log_django
 from repogym.grading.parsers.swebench_ids import read_printed
 from repogym.grading.parsers.sympy import parse_log_sympy
-from repogym.grading.parsers.django import parse_log_django
 from repogym.patches import changed_paths
 from repogym.sandbox.runtime import TaskRuntime
 from repogym.task import Task

@@ -27,7 +27,6 @@ def _import(*args: str):
 
 def _row(rows: list[dict], repo: str, version: str) -> dict:
     template = dict(rows[0])
-    name = repo.split("/")[1]
     return {**template, "repo": repo, "version": version, "instance_id": f"{repo.replace('/', '__')}-{version}"}
 
 

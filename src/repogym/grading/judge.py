@@ -44,10 +44,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from repogym.grading.candidate import is_test_path
 from repogym.grading.canary import Canary
+from repogym.grading.candidate import is_test_path
 from repogym.grading.parsers.swebench_ids import names_a_test, required_result
-from repogym.grading.report import Outcome, ResolvedStatus, TestReport, TestResult, TestStatus, resolved_status
+from repogym.grading.report import (
+    Outcome,
+    ResolvedStatus,
+    TestReport,
+    TestResult,
+    TestStatus,
+    resolved_status,
+)
 from repogym.patches import changed_paths
 from repogym.task import Task
 
