@@ -1,0 +1,184 @@
+"""A candidate's environment from its own commit: the recipe (`repogym.validate.recipe`) made into EnvSpec fields.
+
+`resolve_task_env` fills the fields a task leaves empty (what an env file or the task itself sets is
+kept whole) and records how in `metadata["env_recipe"]`; the filled task is what validation writes, so
+re-validating it rebuilds the same environment from the same fields. Version metadata: a project
+versioned by setuptools_scm or hatch-vcs gets SETUPTOOLS_SCM_PRETEND_VERSION from `git describe` of
+the mirror (the pristine checkout has no tags: it would be versioned 0.1.dev1, which its own
+plugins' requirements on it cannot satisfy). The nearest tag is used rather than the full describe
+string so that the commits between two tags share one environment; the per-commit install layer
+still writes each commit's own files.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import shlex
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from repogym.sandbox.envbuild import UV_PIP
+from repogym.sandbox.interpreters import find_interpreters
+from repogym.task import Task
+from repogym.validate.recipe import (
+    RECIPE_FILES,
+    Recipe,
+    choose_python,
+    exclude_newer_for,
+    lock_pins,
+    project_dependencies,
+    requirements_for_tests,
+)
+
+_MAX_FILE_BYTES = 2_000_000
+_SCM_MARKERS = ("setuptools_scm", "setuptools-scm", "hatch-vcs", "hatch_vcs", "use_scm_version")
+
+
+def read_recipe_files(root: Path) -> dict[str, str]:
+    """The text of every file a recipe reads, keyed by its path relative to `root`."""
+    files: dict[str, str] = {}
+    for pattern in RECIPE_FILES:
+        for path in sorted(root.glob(pattern)):
+            if path.is_file() and path.stat().st_size <= _MAX_FILE_BYTES:
+                files[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8", errors="replace")
+    return files
+
+
+def plan_recipe(
+    files: Mapping[str, str], commit_date: str, installed: list[str], scm_version: str = "", python: str = ""
+) -> Recipe:
+    """The recipe for one commit: lock / pin files, then test dependencies, then the rest by date.
+
+    `python` given (the task names one) is kept; otherwise it is chosen from the files and the date."""
+    steps: list[str] = []
+    if python:
+        steps.append(f"python {python}: set by the task")
+    else:
+        python, why = choose_python(files, commit_date, installed)
+        steps.append(f"python {python}: {why}")
+    pins, lock_source, whole = lock_pins(files, python)
+    tests, extras, warnings, test_source = requirements_for_tests(files)
+    packages: list[str] = []
+    if whole:
+        packages += pins.values()
+        steps.append(f"pins: {len(pins)} package(s) from {lock_source}, installed whole")
+    wanted = tests + (project_dependencies(files) if lock_source and not whole else [])
+    pinned = 0
+    for text in wanted:
+        requirement = Requirement(text)
+        name = canonicalize_name(requirement.name)
+        if whole and name in pins:
+            continue
+        if not whole and name in pins and _satisfies(requirement, pins[name]):
+            marker = f"; {requirement.marker}" if requirement.marker else ""
+            text = pins[name] + marker
+            pinned += 1
+        packages.append(text)
+    if lock_source and not whole:
+        steps.append(f"pins: {pinned} of the tests' and project's requirements pinned from {lock_source}")
+    if test_source:
+        steps.append(f"test dependencies: {len(tests)} from {test_source}")
+    cutoff = exclude_newer_for(commit_date)
+    steps.append(f"everything else resolved as of {cutoff} (the start of the commit's month)")
+    install: list[str] = []
+    if any(name in files for name in ("pyproject.toml", "setup.py", "setup.cfg")):
+        target = f".[{','.join(extras)}]" if extras else "."
+        prefix = ""
+        if scm_version and any(
+            marker in files.get(n, "")
+            for n in ("pyproject.toml", "setup.py", "setup.cfg")
+            for marker in _SCM_MARKERS
+        ):
+            prefix = f"SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(scm_version)} "
+            steps.append(f"version {scm_version} from git describe (the checkout has no tags)")
+        install.append(f"{prefix}{UV_PIP} -e {shlex.quote(target)}")
+        steps.append(f"install: editable{' with extras ' + ','.join(extras) if extras else ''}")
+    for warning in warnings:
+        steps.append(f"warning: {warning}")
+    return Recipe(
+        python=python,
+        packages=tuple(dict.fromkeys(packages)),
+        install=tuple(install),
+        exclude_newer=cutoff,
+        steps=tuple(steps),
+        warnings=tuple(warnings),
+        extras=tuple(extras),
+    )
+
+
+def _satisfies(requirement: Requirement, pin: str) -> bool:
+    """The lock's version is one the requirement allows (a stale lock never overrides the project)."""
+    version = pin.split("==", 1)[1] if "==" in pin else ""
+    return bool(version) and requirement.specifier.contains(version, prereleases=True)
+
+
+def scm_version(mirror_path: Path | None, commit: str) -> str:
+    """The version of the nearest tag below `commit` ('' when there is none or it is not a version)."""
+    if mirror_path is None:
+        return ""
+    done = subprocess.run(
+        ["git", "describe", "--tags", "--abbrev=0", commit],
+        cwd=mirror_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    tag = done.stdout.strip()
+    candidate = re.sub(r"^[^\d]*", "", tag)
+    try:
+        return str(Version(candidate)) if done.returncode == 0 and candidate else ""
+    except InvalidVersion:
+        return ""
+
+
+def commit_date(task: Task, mirror_path: Path | None) -> str:
+    """The base commit's committer date (ISO, UTC); the task's created_at when git cannot say."""
+    if mirror_path is not None:
+        done = subprocess.run(
+            ["git", "log", "-1", "--format=%cI", task.base_commit],
+            cwd=mirror_path, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if done.returncode == 0 and done.stdout.strip():
+            moment = datetime.datetime.fromisoformat(done.stdout.strip())
+            return moment.astimezone(datetime.UTC).isoformat()
+    return task.created_at or datetime.datetime.now(datetime.UTC).isoformat()
+
+
+def resolve_task_env(task: Task, pristine: Path, mirror_path: Path | None = None) -> Task:
+    """The task with the env fields it leaves empty filled from its commit's recipe (see the module doc).
+
+    Raises Python2OnlyError / EnvBuildError when no installed interpreter fits the commit.
+    """
+    env = task.env
+    if env.python and env.install and env.exclude_newer:
+        return task  # fully specified (an env file, SWE-bench specs, or an earlier validation)
+    files = read_recipe_files(pristine)
+    installed = [i.version for i in find_interpreters()]
+    recipe = plan_recipe(
+        files,
+        commit_date(task, mirror_path),
+        installed,
+        scm_version(mirror_path, task.base_commit),
+        env.python,
+    )
+    filled: dict[str, object] = {}
+    if not env.python:
+        filled["python"] = recipe.python
+    if not env.exclude_newer:
+        filled["exclude_newer"] = recipe.exclude_newer
+    if not env.install:
+        filled["install"] = recipe.install
+        if not env.packages:
+            filled["packages"] = recipe.packages
+    record = {"steps": list(recipe.steps), "warnings": list(recipe.warnings), "filled": sorted(filled)}
+    metadata = {**task.metadata, "env_recipe": record}
+    return task.replace(env=task.env.__class__(**{**_fields(env), **filled}), metadata=metadata)
+
+
+def _fields(env: object) -> dict[str, object]:
+    import dataclasses
+
+    return {f.name: getattr(env, f.name) for f in dataclasses.fields(env)}  # type: ignore[arg-type]
