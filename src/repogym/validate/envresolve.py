@@ -85,7 +85,7 @@ def plan_recipe(
     if test_source:
         steps.append(f"test dependencies: {len(tests)} from {test_source}")
     cutoff = exclude_newer_for(commit_date)
-    steps.append(f"everything else resolved as of {cutoff} (the start of the commit's month)")
+    steps.append(f"everything else resolved as of the end of {cutoff} (the commit's day, UTC)")
     install: list[str] = []
     if any(name in files for name in ("pyproject.toml", "setup.py", "setup.cfg")):
         target = f".[{','.join(extras)}]" if extras else "."

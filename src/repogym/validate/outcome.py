@@ -85,6 +85,19 @@ VERDICT_DESCRIPTIONS: dict[Verdict, str] = {
 }
 
 
+def clip_detail(text: str, limit: int) -> str:
+    """A drop detail cut to `limit` characters, keeping its first line (the cause) and its tail (the log's end).
+
+    >>> clip_detail("failed on: x\\n" + "y" * 50, 30)
+    'failed on: x\\n ... yyyyyyyyyyyy'
+    """
+    if len(text) <= limit:
+        return text
+    head = text.split("\n", 1)[0][: limit // 2]
+    tail_room = max(limit - len(head) - 6, 0)
+    return f"{head}\n ... {text[len(text) - tail_room :]}" if tail_room else head
+
+
 def candidate_fingerprint(task: Task, runs: int) -> str:
     """What a saved outcome depends on: a changed candidate (or --runs) is validated again.
 

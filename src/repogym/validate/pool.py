@@ -9,6 +9,7 @@ dropped at once instead of each paying for the same failing build.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -125,3 +126,28 @@ class RuntimePool:
             test_cmd=task.env.test_cmd,
         )
         return runtime, spec
+
+
+@dataclass(frozen=True)
+class EnvironmentUsage:
+    """The distinct environments a validation run used (shared by every task that resolved to them)."""
+
+    count: int
+    disk_bytes: int
+    """Apparent size of their venvs (files hard-linked from uv's cache counted once per venv)."""
+
+    def to_dict(self) -> dict[str, int | float]:
+        return {"distinct": self.count, "disk_mb": round(self.disk_bytes / 2**20, 1)}
+
+
+def environment_usage(pool: RuntimePool) -> EnvironmentUsage:
+    """Count the pool's environments and measure their folders."""
+    total = 0
+    for handle in pool.built.values():
+        for root, _dirs, files in os.walk(handle.venv):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(root, name)).st_size
+                except OSError:
+                    continue
+    return EnvironmentUsage(len(pool.built), total)

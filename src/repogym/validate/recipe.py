@@ -3,7 +3,7 @@
 Pure functions over the text of the dependency files at one commit (a `{path: text}` mapping, see
 `repogym.validate.envresolve` for reading them from a checkout) plus the commit date and the
 interpreters this machine has. The order is issue 11's: the repository's lock or pin files, then its
-test dependencies, then everything else resolved as of the commit's month (uv's exclude-newer). Every
+test dependencies, then everything else resolved as of the commit's day (uv's exclude-newer). Every
 step is written into `Recipe.steps`, and the recipe becomes plain EnvSpec fields, so a task rebuilt
 from what it records gets the same environment.
 
@@ -81,16 +81,15 @@ class Recipe:
 
 
 def exclude_newer_for(commit_date: str) -> str:
-    """The start of the commit's month as the last day of the month before (an EnvSpec date means its end).
+    """The commit's day (an EnvSpec date means the end of that day, UTC): packages as they were then.
 
-    Quantised to the month so that commits whose dependency files agree share one environment (what
-    SWE-rebench gets by grouping per version), never newer than the commit itself.
+    Not rounded down to a coarser period for sharing: a lock or pin file updated in a commit pins what
+    was released days before it (a month-start cutoff failed 7 of flask's first 8 builds that way).
 
-    >>> exclude_newer_for("2021-03-17T10:00:00Z")
-    '2021-02-28'
+    >>> exclude_newer_for("2021-03-17T10:00:00+00:00")
+    '2021-03-17'
     """
-    day = datetime.date.fromisoformat(commit_date[:10])
-    return (day.replace(day=1) - datetime.timedelta(days=1)).isoformat()
+    return datetime.date.fromisoformat(commit_date[:10]).isoformat()
 
 
 def choose_python(files: Mapping[str, str], commit_date: str, installed: list[str]) -> tuple[str, str]:
@@ -108,7 +107,7 @@ def choose_python(files: Mapping[str, str], commit_date: str, installed: list[st
     named = _named_versions(files)
     date = commit_date[:10]
     released = {v for v, first in PYTHON_RELEASES.items() if first <= date}
-    if named and all(v.startswith("2.") for v in named) and not _allows_python3(specifier):
+    if named and all(v.startswith("2.") for v in named) and specifier is None:
         raise Python2OnlyError(
             f"the repository supports Python {', '.join(sorted(named))} only ({where or 'classifiers'})"
         )

@@ -35,7 +35,7 @@ from repogym.validate.diagnose import (
     python2_code,
     read_log,
 )
-from repogym.validate.outcome import CandidateOutcome, Stage, Verdict, candidate_fingerprint
+from repogym.validate.outcome import CandidateOutcome, Stage, Verdict, candidate_fingerprint, clip_detail
 from repogym.validate.pool import RuntimePool
 from repogym.validate.recipe import Python2OnlyError
 from repogym.validate.synthetic import synthetic_plan, validate_synthetic
@@ -73,7 +73,9 @@ def _validate(
     started = time.perf_counter()
 
     def drop(verdict: Verdict, detail: str, **kwargs: Any) -> CandidateOutcome:
-        return CandidateOutcome.dropped(task, verdict, detail[-_DETAIL_CHARS:], fingerprint, **kwargs)
+        return CandidateOutcome.dropped(
+            task, verdict, clip_detail(detail, _DETAIL_CHARS), fingerprint, **kwargs
+        )
 
     try:
         runtime, spec = pool.runtime(task)
