@@ -11,7 +11,13 @@ import pytest
 from repogym.envfile import repo_env_file
 from repogym.errors import EnvBuildError
 from repogym.task import EnvSpec, Task
-from repogym.validate.envresolve import plan_recipe, read_recipe_files, resolve_task_env, scm_version
+from repogym.validate.envresolve import (
+    plan_recipe,
+    read_recipe_files,
+    resolve_task_env,
+    scm_version,
+    subprojects_holding,
+)
 from repogym.validate.overrides import apply_overrides
 from repogym.validate.recipe import Python2OnlyError, choose_python
 
@@ -145,7 +151,7 @@ def test_a_2025_commit_pins_its_test_group_from_uv_lock_and_versions_itself_from
 
 def test_python_2_only_code_is_named_and_a_missing_python_says_which_are_installed():
     py2 = {"setup.py": "classifiers=['Programming Language :: Python :: 2.7']"}
-    with pytest.raises(Python2OnlyError, match="Python 2.7 only"):
+    with pytest.raises(Python2OnlyError, match=r"Python 2\.7 only"):
         choose_python(py2, "2015-01-01", INSTALLED)
     with pytest.raises(EnvBuildError, match=r"needs Python >=3.14 \(requires-python\), none installed"):
         choose_python({"pyproject.toml": '[project]\nrequires-python = ">=3.14"\n'}, "2026-01-01", INSTALLED)
@@ -201,3 +207,12 @@ def test_a_bare_repository_s_repogym_toml_is_read_from_head(history, tmp_path):
     found = repo_env_file(bare)
     assert found is not None and found.rules[0].fields == {"test_cmd": "pytest -x"}
     assert found.source == f"{bare}/repogym.toml (HEAD)"
+
+
+def test_tests_of_a_subproject_with_its_own_packaging_install_it(tmp_path):
+    (tmp_path / "examples" / "js" / "tests").mkdir(parents=True)
+    (tmp_path / "examples" / "js" / "pyproject.toml").write_text('[project]\nname = "js-example"\n')
+    found = subprojects_holding(tmp_path, ["examples/js/tests/test_js.py", "tests/test_app.py"])
+    assert found == ("examples/js",)
+    recipe = plan_recipe({"setup.py": ""}, "2024-11-13", INSTALLED, subprojects=found)
+    assert recipe.install[-1].endswith("-e examples/js")

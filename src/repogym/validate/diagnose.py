@@ -59,12 +59,17 @@ def first_env_error(log: str) -> str:
 
     >>> first_env_error("ERROR collecting tests/test_a.py\\nE   ModuleNotFoundError: No module named 'jinja2'\\n")
     "ModuleNotFoundError: No module named 'jinja2'"
+    >>> first_env_error("ImportError while loading conftest 'c.py'.\\nE   ModuleNotFoundError: No module named 'app'")
+    "ModuleNotFoundError: No module named 'app'"
     >>> first_env_error("E   assert 1 == 2\\n")
     ''
     """
     if not _COLLECTION.search(log) and "ImportError" not in log and "ModuleNotFoundError" not in log:
         return ""
-    match = _ENV_ERROR.search(log)
+    # pytest's "E   ..." line names the error itself; its header line ("ImportError while loading
+    # conftest ...") only names where it happened.
+    errors = list(_ENV_ERROR.finditer(log))
+    match = next((m for m in errors if m.group(0).startswith("E")), errors[0] if errors else None)
     if match:
         return match.group(1).strip()[:300]
     collection = _COLLECTION.search(log)

@@ -23,6 +23,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from repogym.patches import changed_paths
 from repogym.sandbox.envbuild import UV_PIP
 from repogym.sandbox.interpreters import find_interpreters
 from repogym.task import Task
@@ -51,11 +52,18 @@ def read_recipe_files(root: Path) -> dict[str, str]:
 
 
 def plan_recipe(
-    files: Mapping[str, str], commit_date: str, installed: list[str], scm_version: str = "", python: str = ""
+    files: Mapping[str, str],
+    commit_date: str,
+    installed: list[str],
+    scm_version: str = "",
+    python: str = "",
+    subprojects: tuple[str, ...] = (),
 ) -> Recipe:
     """The recipe for one commit: lock / pin files, then test dependencies, then the rest by date.
 
-    `python` given (the task names one) is kept; otherwise it is chosen from the files and the date."""
+    `python` given (the task names one) is kept; otherwise it is chosen from the files and the date.
+    `subprojects`: folders with their own packaging that hold the task's tests (flask's examples/*),
+    installed editable after the repository itself."""
     steps: list[str] = []
     if python:
         steps.append(f"python {python}: set by the task")
@@ -99,6 +107,9 @@ def plan_recipe(
             steps.append(f"version {scm_version} from git describe (the checkout has no tags)")
         install.append(f"{prefix}{UV_PIP} -e {shlex.quote(target)}")
         steps.append(f"install: editable{' with extras ' + ','.join(extras) if extras else ''}")
+    for folder in subprojects:
+        install.append(f"{UV_PIP} -e {shlex.quote(folder)}")
+        steps.append(f"install: {folder} (its own packaging holds the tests)")
     for warning in warnings:
         steps.append(f"warning: {warning}")
     return Recipe(
@@ -116,6 +127,19 @@ def _satisfies(requirement: Requirement, pin: str) -> bool:
     """The lock's version is one the requirement allows (a stale lock never overrides the project)."""
     version = pin.split("==", 1)[1] if "==" in pin else ""
     return bool(version) and requirement.specifier.contains(version, prereleases=True)
+
+
+def subprojects_holding(root: Path, test_paths: list[str]) -> tuple[str, ...]:
+    """Folders below the root with their own pyproject.toml or setup.py that hold some of `test_paths`."""
+    found: list[str] = []
+    for path in test_paths:
+        parts = Path(path).parts[:-1]
+        for depth in range(len(parts), 0, -1):
+            folder = Path(*parts[:depth])
+            if any((root / folder / name).is_file() for name in ("pyproject.toml", "setup.py")):
+                found.append(folder.as_posix())
+                break
+    return tuple(sorted(set(found)))
 
 
 def scm_version(mirror_path: Path | None, commit: str) -> str:
@@ -163,6 +187,7 @@ def resolve_task_env(task: Task, pristine: Path, mirror_path: Path | None = None
         installed,
         scm_version(mirror_path, task.base_commit),
         env.python,
+        subprojects_holding(pristine, changed_paths(task.test_patch) if task.test_patch else []),
     )
     filled: dict[str, object] = {}
     if not env.python:
