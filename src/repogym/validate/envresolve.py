@@ -16,6 +16,7 @@ import datetime
 import re
 import shlex
 import subprocess
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -38,6 +39,9 @@ from repogym.validate.recipe import (
 )
 
 _MAX_FILE_BYTES = 2_000_000
+#: setuptools 64 (2022-08-11) brought editable installs by PEP 660; older commits build with a later one.
+_EDITABLE_SETUPTOOLS_RELEASED = "2022-08-11"
+_EDITABLE_SETUPTOOLS_FROM = "2025-06-01"
 _SCM_MARKERS = ("setuptools_scm", "setuptools-scm", "hatch-vcs", "hatch_vcs", "use_scm_version")
 
 
@@ -105,7 +109,15 @@ def plan_recipe(
         ):
             prefix = f"SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(scm_version)} "
             steps.append(f"version {scm_version} from git describe (the checkout has no tags)")
-        install.append(f"{prefix}{UV_PIP} -e {shlex.quote(target)}")
+        setuptools = ""
+        if commit_date[:10] < _EDITABLE_SETUPTOOLS_RELEASED and _built_with_setuptools(files):
+            # setuptools before 64 has no PEP 660 editable hook, and uv's isolated build would take one
+            # of those as of the commit's day: let that one package come from a fixed later date.
+            setuptools = f"--exclude-newer-package setuptools={_EDITABLE_SETUPTOOLS_FROM} "
+            steps.append(
+                f"build: setuptools as of {_EDITABLE_SETUPTOOLS_FROM} (editable installs need >= 64)"
+            )
+        install.append(f"{prefix}{UV_PIP} {setuptools}-e {shlex.quote(target)}")
         steps.append(f"install: editable{' with extras ' + ','.join(extras) if extras else ''}")
     for folder in subprojects:
         install.append(f"{UV_PIP} -e {shlex.quote(folder)}")
@@ -127,6 +139,22 @@ def _satisfies(requirement: Requirement, pin: str) -> bool:
     """The lock's version is one the requirement allows (a stale lock never overrides the project)."""
     version = pin.split("==", 1)[1] if "==" in pin else ""
     return bool(version) and requirement.specifier.contains(version, prereleases=True)
+
+
+def _built_with_setuptools(files: Mapping[str, str]) -> bool:
+    """The project builds with setuptools: no [build-system] table, or one that requires it."""
+    data = _toml_text(files.get("pyproject.toml", ""))
+    requires = data.get("build-system", {}).get("requires")
+    if not isinstance(requires, list):
+        return True
+    return any(isinstance(r, str) and r.lower().startswith("setuptools") for r in requires)
+
+
+def _toml_text(text: str) -> dict:  # type: ignore[type-arg]
+    try:
+        return tomllib.loads(text) if text else {}
+    except tomllib.TOMLDecodeError:
+        return {}
 
 
 def subprojects_holding(root: Path, test_paths: list[str]) -> tuple[str, ...]:
