@@ -125,7 +125,8 @@ def test_a_2019_commit_gets_its_pins_its_python_and_its_date(history, tmp_path):
     assert recipe.exclude_newer == "2019-06-12"
     assert recipe.packages == ("attrs==19.1.0", "pytest==4.6.3")  # -r followed, hashes stripped
     assert recipe.install == (
-        "/opt/repogym/bin/uv pip install --python /opt/repogym/venv/bin/python -e '.[tests]'",
+        "/opt/repogym/bin/uv pip install --python /opt/repogym/venv/bin/python "
+        "--exclude-newer-package setuptools=2025-06-01 -e '.[tests]'",  # setuptools 64 came in 2022
     )
     assert recipe.warnings == (
         "requirements/tests.txt: dropped URL requirement git+https://github.com/example/pytest-private.git"
