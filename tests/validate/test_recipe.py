@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -74,6 +75,12 @@ version = "0.4.6"
 """
 
 
+def pins(install_line: str) -> tuple[str, ...]:
+    """The exact pins of a recipe's pins line (its --exclude-newer-package exemptions dropped)."""
+    words = shlex.split(install_line)
+    return tuple(w for i, w in enumerate(words) if "==" in w and words[i - 1] != "--exclude-newer-package")
+
+
 def commit(repo: Path, files: dict[str, str], message: str, date: str) -> str:
     for path, text in files.items():
         target = repo / path
@@ -123,8 +130,10 @@ def test_a_2019_commit_gets_its_pins_its_python_and_its_date(history, tmp_path):
     recipe = plan_recipe(files_at(repo, old, tmp_path / "old"), "2019-06-12T10:00:00+00:00", INSTALLED)
     assert recipe.python == "3.7.16"  # the newest classified version, released before the commit
     assert recipe.exclude_newer == "2019-06-12"
-    assert recipe.packages == ("attrs==19.1.0", "pytest==4.6.3")  # -r followed, hashes stripped
-    assert recipe.install == (
+    assert pins(recipe.install[0]) == ("attrs==19.1.0", "pytest==4.6.3")  # -r followed, hashes stripped
+    assert "--exclude-newer-package pytest=2099-12-31" in recipe.install[0]  # the pin file's word wins
+    assert recipe.packages == ()
+    assert recipe.install[1:] == (
         "/opt/repogym/bin/uv pip install --python /opt/repogym/venv/bin/python "
         "--exclude-newer-package setuptools=2025-06-01 -e '.[tests]'",  # setuptools 64 came in 2022
     )
@@ -140,13 +149,13 @@ def test_a_2025_commit_pins_its_test_group_from_uv_lock_and_versions_itself_from
     files = files_at(repo, new, tmp_path / "new")
     recipe = plan_recipe(files, "2025-03-02T10:00:00+00:00", INSTALLED, scm_version(repo, new))
     assert recipe.python == "3.12.1"  # >=3.10, classified 3.12; 3.13 exists but is not classified
-    assert recipe.packages == (
+    assert pins(recipe.install[0]) == (
         "pytest==8.3.3",
         'colorama==0.4.6; sys_platform == "win32"',
         "ruff==0.6.9",
         "attrs==24.2.0",
     )
-    assert recipe.install[0].startswith("SETUPTOOLS_SCM_PRETEND_VERSION=1.4.0 ")
+    assert recipe.install[1].startswith("SETUPTOOLS_SCM_PRETEND_VERSION=1.4.0 ")
     assert any("from uv.lock" in step for step in recipe.steps)
 
 
@@ -167,8 +176,12 @@ def test_a_pipfile_lock_is_installed_whole_with_its_markers():
     lock = {"default": {"attrs": {"version": "==21.2.0"}},
             "develop": {"pytest": {"version": "==6.2.4"}, "pywin32": {"version": "==301", "markers": "sys_platform == 'win32'"}}}  # fmt: skip
     recipe = plan_recipe({"Pipfile.lock": json.dumps(lock)}, "2021-06-01", INSTALLED)
-    assert recipe.packages == ("attrs==21.2.0", "pytest==6.2.4", "pywin32==301; sys_platform == 'win32'")
-    assert recipe.install == ()  # nothing to install of the repo itself
+    assert pins(recipe.install[0]) == (
+        "attrs==21.2.0",
+        "pytest==6.2.4",
+        "pywin32==301; sys_platform == 'win32'",
+    )
+    assert len(recipe.install) == 1  # nothing to install of the repo itself
 
 
 def test_fields_a_task_sets_are_kept_and_the_rest_filled_and_recorded(history, tmp_path):
@@ -179,7 +192,7 @@ def test_fields_a_task_sets_are_kept_and_the_rest_filled_and_recorded(history, t
     resolved = resolve_task_env(task, checkout, repo)
     assert resolved.env.python == "3.9"  # the task's word wins
     assert resolved.env.exclude_newer == "2019-06-12"
-    assert resolved.env.packages == ("attrs==19.1.0", "pytest==4.6.3")
+    assert pins(resolved.env.install[0]) == ("attrs==19.1.0", "pytest==4.6.3")
     assert resolved.metadata["env_recipe"]["filled"] == ["exclude_newer", "install", "packages"]
     assert resolve_task_env(resolved, checkout, repo) == resolved  # a validated task resolves to itself
 

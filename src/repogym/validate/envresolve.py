@@ -42,6 +42,8 @@ _MAX_FILE_BYTES = 2_000_000
 #: setuptools 64 (2022-08-11) brought editable installs by PEP 660; older commits build with a later one.
 _EDITABLE_SETUPTOOLS_RELEASED = "2022-08-11"
 _EDITABLE_SETUPTOOLS_FROM = "2025-06-01"
+#: The cutoff exact pins are exempt to (any date after every real pin).
+_PINS_FROM = "2099-12-31"
 _SCM_MARKERS = ("setuptools_scm", "setuptools-scm", "hatch-vcs", "hatch_vcs", "use_scm_version")
 
 
@@ -98,35 +100,16 @@ def plan_recipe(
         steps.append(f"test dependencies: {len(tests)} from {test_source}")
     cutoff = exclude_newer_for(commit_date)
     steps.append(f"everything else resolved as of the end of {cutoff} (the commit's day, UTC)")
-    install: list[str] = []
-    if any(name in files for name in ("pyproject.toml", "setup.py", "setup.cfg")):
-        target = f".[{','.join(extras)}]" if extras else "."
-        prefix = ""
-        if scm_version and any(
-            marker in files.get(n, "")
-            for n in ("pyproject.toml", "setup.py", "setup.cfg")
-            for marker in _SCM_MARKERS
-        ):
-            prefix = f"SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(scm_version)} "
-            steps.append(f"version {scm_version} from git describe (the checkout has no tags)")
-        setuptools = ""
-        if commit_date[:10] < _EDITABLE_SETUPTOOLS_RELEASED and _built_with_setuptools(files):
-            # setuptools before 64 has no PEP 660 editable hook, and uv's isolated build would take one
-            # of those as of the commit's day: let that one package come from a fixed later date.
-            setuptools = f"--exclude-newer-package setuptools={_EDITABLE_SETUPTOOLS_FROM} "
-            steps.append(
-                f"build: setuptools as of {_EDITABLE_SETUPTOOLS_FROM} (editable installs need >= 64)"
-            )
-        install.append(f"{prefix}{UV_PIP} {setuptools}-e {shlex.quote(target)}")
-        steps.append(f"install: editable{' with extras ' + ','.join(extras) if extras else ''}")
+    dated, exact = _split_exact_pins(packages)
+    install = _pins_lines(exact, steps) + _install_lines(files, commit_date, extras, scm_version, steps)
     for folder in subprojects:
-        install.append(f"{UV_PIP} -e {shlex.quote(folder)}")
+        install.append(f"{UV_PIP} {_setuptools_flag(files, commit_date)}-e {shlex.quote(folder)}")
         steps.append(f"install: {folder} (its own packaging holds the tests)")
     for warning in warnings:
         steps.append(f"warning: {warning}")
     return Recipe(
         python=python,
-        packages=tuple(dict.fromkeys(packages)),
+        packages=tuple(dict.fromkeys(dated)),
         install=tuple(install),
         exclude_newer=cutoff,
         steps=tuple(steps),
@@ -139,6 +122,53 @@ def _satisfies(requirement: Requirement, pin: str) -> bool:
     """The lock's version is one the requirement allows (a stale lock never overrides the project)."""
     version = pin.split("==", 1)[1] if "==" in pin else ""
     return bool(version) and requirement.specifier.contains(version, prereleases=True)
+
+
+def _split_exact_pins(packages: list[str]) -> tuple[list[str], list[str]]:
+    """(requirements resolved by date, exact `==` pins); a pin is the repository's own word."""
+    dated, exact = [], []
+    for text in dict.fromkeys(packages):
+        specs = list(Requirement(text).specifier)
+        (exact if len(specs) == 1 and specs[0].operator in ("==", "===") else dated).append(text)
+    return dated, exact
+
+
+def _pins_lines(exact: list[str], steps: list[str]) -> list[str]:
+    """One install of the exact pins, each exempt from the date cutoff (a pin file can name a version
+    released after the commit's parent was written; its own word wins over the date)."""
+    if not exact:
+        return []
+    names = sorted({canonicalize_name(Requirement(text).name) for text in exact})
+    flags = " ".join(f"--exclude-newer-package {name}={_PINS_FROM}" for name in names)
+    steps.append(f"pins: {len(exact)} exact pin(s) installed as written, exempt from the date")
+    return [f"{UV_PIP} {flags} " + " ".join(shlex.quote(text) for text in exact)]
+
+
+def _install_lines(
+    files: Mapping[str, str], commit_date: str, extras: list[str], scm_version: str, steps: list[str]
+) -> list[str]:
+    """The repository's own editable install (with its test extras), or [] when it has no packaging."""
+    if not any(name in files for name in ("pyproject.toml", "setup.py", "setup.cfg")):
+        return []
+    target = f".[{','.join(extras)}]" if extras else "."
+    prefix = ""
+    packaging_text = "".join(files.get(n, "") for n in ("pyproject.toml", "setup.py", "setup.cfg"))
+    if scm_version and any(marker in packaging_text for marker in _SCM_MARKERS):
+        prefix = f"SETUPTOOLS_SCM_PRETEND_VERSION={shlex.quote(scm_version)} "
+        steps.append(f"version {scm_version} from git describe (the checkout has no tags)")
+    setuptools = _setuptools_flag(files, commit_date)
+    if setuptools:
+        steps.append(f"build: setuptools as of {_EDITABLE_SETUPTOOLS_FROM} (editable installs need >= 64)")
+    steps.append(f"install: editable{' with extras ' + ','.join(extras) if extras else ''}")
+    return [f"{prefix}{UV_PIP} {setuptools}-e {shlex.quote(target)}"]
+
+
+def _setuptools_flag(files: Mapping[str, str], commit_date: str) -> str:
+    """setuptools before 64 has no PEP 660 editable hook, and uv's isolated build would take one of those
+    as of the commit's day: that one package then comes from a fixed later date."""
+    if commit_date[:10] < _EDITABLE_SETUPTOOLS_RELEASED and _built_with_setuptools(files):
+        return f"--exclude-newer-package setuptools={_EDITABLE_SETUPTOOLS_FROM} "
+    return ""
 
 
 def _built_with_setuptools(files: Mapping[str, str]) -> bool:
