@@ -77,7 +77,7 @@ version = "0.4.6"
 
 def pins(install_line: str) -> tuple[str, ...]:
     """The exact pins of a recipe's pins line (its --exclude-newer-package exemptions dropped)."""
-    words = shlex.split(install_line)
+    words = shlex.split(install_line.split(" || ")[0])  # the fallback after || repeats the pins
     return tuple(w for i, w in enumerate(words) if "==" in w and words[i - 1] != "--exclude-newer-package")
 
 
@@ -132,6 +132,9 @@ def test_a_2019_commit_gets_its_pins_its_python_and_its_date(history, tmp_path):
     assert recipe.exclude_newer == "2019-06-12"
     assert pins(recipe.install[0]) == ("attrs==19.1.0", "pytest==4.6.3")  # -r followed, hashes stripped
     assert "--exclude-newer-package pytest=2099-12-31" in recipe.install[0]  # the pin file's word wins
+    assert (
+        " || UV_EXCLUDE_NEWER=2019-06-12T23:59:59Z " in recipe.install[0]
+    )  # what the pins need, if the day cannot
     assert recipe.packages == ()
     assert recipe.install[1:] == (
         "/opt/repogym/bin/uv pip install --python /opt/repogym/venv/bin/python "

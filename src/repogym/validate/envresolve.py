@@ -64,12 +64,14 @@ def plan_recipe(
     scm_version: str = "",
     python: str = "",
     subprojects: tuple[str, ...] = (),
+    made_on: str = "",
 ) -> Recipe:
     """The recipe for one commit: lock / pin files, then test dependencies, then the rest by date.
 
     `python` given (the task names one) is kept; otherwise it is chosen from the files and the date.
     `subprojects`: folders with their own packaging that hold the task's tests (flask's examples/*),
-    installed editable after the repository itself."""
+    installed editable after the repository itself. `made_on`: today's date (YYYY-MM-DD), the pins'
+    fallback cutoff (see `_pins_lines`); empty = the commit's day."""
     steps: list[str] = []
     if python:
         steps.append(f"python {python}: set by the task")
@@ -101,7 +103,9 @@ def plan_recipe(
     cutoff = exclude_newer_for(commit_date)
     steps.append(f"everything else resolved as of the end of {cutoff} (the commit's day, UTC)")
     dated, exact = _split_exact_pins(packages)
-    install = _pins_lines(exact, steps) + _install_lines(files, commit_date, extras, scm_version, steps)
+    install = _pins_lines(exact, steps, made_on or cutoff) + _install_lines(
+        files, commit_date, extras, scm_version, steps
+    )
     for folder in subprojects:
         install.append(f"{UV_PIP} {_setuptools_flag(files, commit_date)}-e {shlex.quote(folder)}")
         steps.append(f"install: {folder} (its own packaging holds the tests)")
@@ -133,15 +137,22 @@ def _split_exact_pins(packages: list[str]) -> tuple[list[str], list[str]]:
     return dated, exact
 
 
-def _pins_lines(exact: list[str], steps: list[str]) -> list[str]:
+def _pins_lines(exact: list[str], steps: list[str], made_on: str) -> list[str]:
     """One install of the exact pins, each exempt from the date cutoff (a pin file can name a version
-    released after the commit's parent was written; its own word wins over the date)."""
+    released after the commit's parent was written; its own word wins over the date).
+
+    What the pins need but do not pin is resolved as of the commit's day; when that cannot satisfy
+    them (pins newer than the commit's date: a generated history, a rewritten date), as of the day
+    the recipe was made (`made_on`, written into the line, so a rebuild resolves the same way).
+    """
     if not exact:
         return []
     names = sorted({canonicalize_name(Requirement(text).name) for text in exact})
     flags = " ".join(f"--exclude-newer-package {name}={_PINS_FROM}" for name in names)
+    quoted = " ".join(shlex.quote(text) for text in exact)
     steps.append(f"pins: {len(exact)} exact pin(s) installed as written, exempt from the date")
-    return [f"{UV_PIP} {flags} " + " ".join(shlex.quote(text) for text in exact)]
+    fallback = f"UV_EXCLUDE_NEWER={made_on}T23:59:59Z {UV_PIP} {quoted}"
+    return [f"{UV_PIP} {flags} {quoted} || {fallback}"]
 
 
 def _install_lines(
@@ -246,6 +257,7 @@ def resolve_task_env(task: Task, pristine: Path, mirror_path: Path | None = None
         scm_version(mirror_path, task.base_commit),
         env.python,
         subprojects_holding(pristine, changed_paths(task.test_patch) if task.test_patch else []),
+        datetime.datetime.now(datetime.UTC).date().isoformat(),
     )
     filled: dict[str, object] = {}
     if not env.python:

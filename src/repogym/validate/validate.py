@@ -143,6 +143,7 @@ def _validate(
         detail = f"before: {_summary(before.reports[0])}; after: {_summary(after.reports[0])}"
         if found.flaky:
             detail += f"; flaky: {', '.join(found.flaky[:5])}"
+        detail += f" (log {after.reports[0].log_path})"
         return drop(verdict, detail, validation=validation, flaky=found.flaky)
     return CandidateOutcome(
         instance_id=task.instance_id,
