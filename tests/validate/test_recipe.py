@@ -233,3 +233,9 @@ def test_tests_of_a_subproject_with_its_own_packaging_install_it(tmp_path):
     assert found == ("examples/js",)
     recipe = plan_recipe({"setup.py": ""}, "2024-11-13", INSTALLED, subprojects=found)
     assert recipe.install[-1].endswith("-e examples/js")
+
+
+def test_a_commit_dated_before_its_python_existed_resolves_as_of_the_recipes_day():
+    recipe = plan_recipe({"setup.py": ""}, "2000-01-01T00:00:00Z", INSTALLED, made_on="2026-12-01")
+    assert recipe.exclude_newer == "2026-12-01"
+    assert "the commit's date 2000-01-01 predates Python 3.6: not a credible cutoff" in recipe.steps

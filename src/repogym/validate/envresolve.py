@@ -28,6 +28,7 @@ from repogym.patches import changed_paths
 from repogym.sandbox.envbuild import UV_PIP
 from repogym.sandbox.interpreters import find_interpreters
 from repogym.task import Task
+from repogym.validate.pythons import PYTHON_RELEASES
 from repogym.validate.recipe import (
     RECIPE_FILES,
     Recipe,
@@ -73,10 +74,12 @@ def plan_recipe(
     installed editable after the repository itself. `made_on`: today's date (YYYY-MM-DD), the pins'
     fallback cutoff (see `_pins_lines`); empty = the commit's day."""
     steps: list[str] = []
+    chosen = ""  # the recipe's own choice ('' when the task names its Python)
     if python:
         steps.append(f"python {python}: set by the task")
     else:
         python, why = choose_python(files, commit_date, installed)
+        chosen = python
         steps.append(f"python {python}: {why}")
     pins, lock_source, whole = lock_pins(files, python)
     tests, extras, warnings, test_source = requirements_for_tests(files)
@@ -101,7 +104,15 @@ def plan_recipe(
     if test_source:
         steps.append(f"test dependencies: {len(tests)} from {test_source}")
     cutoff = exclude_newer_for(commit_date)
-    steps.append(f"everything else resolved as of the end of {cutoff} (the commit's day, UTC)")
+    minor = ".".join(chosen.split(".")[:2])
+    if chosen and PYTHON_RELEASES.get(minor, "") > cutoff and made_on:
+        # A commit dated before its own Python existed has a made-up date (a generated history's
+        # fixed 2000-01-01): nothing would resolve as of it, so the recipe's own day is used.
+        steps.append(f"the commit's date {cutoff} predates Python {minor}: not a credible cutoff")
+        cutoff = made_on
+        steps.append(f"everything else resolved as of the end of {cutoff} (the day the recipe was made)")
+    else:
+        steps.append(f"everything else resolved as of the end of {cutoff} (the commit's day, UTC)")
     dated, exact = _split_exact_pins(packages)
     install = _pins_lines(exact, steps, made_on or cutoff) + _install_lines(
         files, commit_date, extras, scm_version, steps
