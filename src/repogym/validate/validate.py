@@ -16,6 +16,7 @@ the first after-run starts from the same fresh state a grader's run does.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,7 +95,9 @@ def _validate(
     except DatasetError as exc:
         return drop(Verdict.NO_TEST_FILES, str(exc))
     if plan is not None:
-        return validate_synthetic(task, plan, runtime, spec, pool, runs, logs, drop, fingerprint)
+        outcome = validate_synthetic(task, plan, runtime, spec, pool, runs, logs, drop, fingerprint)
+        recorded = {"task_env": task.env.to_dict(), "env_recipe": task.metadata.get("env_recipe", {})}
+        return dataclasses.replace(outcome, validation={**outcome.validation, **recorded})
     files = test_files(task.test_patch)
     if not files:
         return drop(Verdict.NO_TEST_FILES, "the test patch adds or changes no Python test module")
