@@ -172,9 +172,7 @@ class AgentLoop:
         loop_started = time.perf_counter()
         state.prompt_tokens += turn.prompt_tokens
         state.completion_tokens += turn.completion_tokens
-        parsed = (
-            _calls_of(turn, state.tools) if state.tools else ParsedReply()
-        )  # agentless: the text is the answer
+        parsed = _calls_of(turn, state.tools) if state.tools else ParsedReply()  # agentless: the text is the answer
         calls = tuple(call.with_id(f"call_{index}_{n}") for n, call in enumerate(parsed.calls))
         message: dict[str, Any] = {"role": "assistant", "content": turn.text}
         if calls:

@@ -50,17 +50,13 @@ def mine_command(
         [], "--set", help="Override a MiningConfig field: key=value (repeatable)."
     ),
     kinds: str = typer.Option(
-        "",
-        "--kinds",
-        help="Change kinds to keep, comma-separated: fix, feature, refactor, removal (default: fix).",
+        "", "--kinds", help="Change kinds to keep, comma-separated: fix, feature, refactor, removal (default: fix)."
     ),
     issue_writer: str = typer.Option(
         "", "--issue-writer", help="openai:MODEL rewrites problem statements without revealing the fix."
     ),
     base_url: str = typer.Option(
-        "",
-        "--base-url",
-        help="The issue writer's endpoint, e.g. http://127.0.0.1:8000/v1 ($OPENAI_BASE_URL).",
+        "", "--base-url", help="The issue writer's endpoint, e.g. http://127.0.0.1:8000/v1 ($OPENAI_BASE_URL)."
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the funnel as JSON instead of a table."),
 ) -> None:

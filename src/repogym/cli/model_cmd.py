@@ -95,9 +95,7 @@ def pretrain_command(
     max_chars: int = typer.Option(
         24_000_000, "--max-chars", help="Corpus characters read (a fixed sample beyond)."
     ),
-    save_steps: int = typer.Option(
-        None, "--save-steps", help="Checkpoint interval (default: ~5% of the steps)."
-    ),
+    save_steps: int = typer.Option(None, "--save-steps", help="Checkpoint interval (default: ~5% of the steps)."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Pretrain a small model on local Python source (causal LM), cached by its inputs, resumable after a kill.

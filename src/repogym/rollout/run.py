@@ -243,9 +243,7 @@ def _check_numbers(config: RolloutConfig) -> None:
     if config.jobs < 1:
         raise ConfigError(f"-j/--jobs: must be >= 1, got {config.jobs}")
     if config.mode not in ("agent", "agentless"):
-        raise ConfigError(
-            f"--mode {config.mode!r}: use agent (tool calls) or agentless (one SEARCH/REPLACE answer)"
-        )
+        raise ConfigError(f"--mode {config.mode!r}: use agent (tool calls) or agentless (one SEARCH/REPLACE answer)")
     if "mode" in config.env_options:
         raise ConfigError("env_options.mode: set the rollout's mode instead (--mode agent|agentless)")
     if config.keep not in KEEP_CHOICES:
