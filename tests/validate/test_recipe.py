@@ -238,4 +238,5 @@ def test_tests_of_a_subproject_with_its_own_packaging_install_it(tmp_path):
 def test_a_commit_dated_before_its_python_existed_resolves_as_of_the_recipes_day():
     recipe = plan_recipe({"setup.py": ""}, "2000-01-01T00:00:00Z", INSTALLED, made_on="2026-12-01")
     assert recipe.exclude_newer == "2026-12-01"
-    assert "the commit's date 2000-01-01 predates Python 3.6: not a credible cutoff" in recipe.steps
+    assert recipe.python == "3.13.0"  # no Python existed then: the newest allowed, not the oldest
+    assert "the commit's date 2000-01-01 predates Python 3.13: not a credible cutoff" in recipe.steps

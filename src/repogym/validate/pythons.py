@@ -61,14 +61,16 @@ def choose_python(files: Mapping[str, str], commit_date: str, installed: list[st
             f"the commit needs Python {specifier} ({where}), none installed (installed: "
             f"{', '.join(sorted(installed)) or 'none'}); install one (pyenv install) or set env.python"
         )
-    dated = [m for m in allowed if m in released] or allowed[:1]
+    # No allowed Python existed at the commit's date: the date is made up (see envresolve), not a bound.
+    dated = [m for m in allowed if m in released] or allowed
     preferred = [m for m in dated if m in named]
     if preferred:
         why.append(f"classifiers / CI name {_minor_key_max(preferred)}")
         choice = _minor_key_max(preferred)
     else:
         choice = _minor_key_max(dated)
-    why.append(f"released before {date}")
+    credible = any(m in released for m in allowed)
+    why.append(f"released before {date}" if credible else f"none released before {date}: the newest allowed")
     return by_minor[choice], "; ".join(why)
 
 
