@@ -105,6 +105,7 @@ def test_apply_records_the_rules_that_shaped_each_task(tmp_path):
         ("[env]\nrepo = 'a/b'\n", "match keys ['repo'] belong in an [[env.when]] rule"),
         ("[[env.when]]\nsince = 'soon'\npython = '3.9'\n", "f.toml [[env.when]] #1: 'since' must be a date"),
         ("[envs]\n", "unknown top-level table(s) ['envs']"),
+        ("[env]\npython = 'python3'\n", "f.toml [env]: 'env.python' is 'python3': give a version"),
         (
             "[[env.when]]\ninstall = 'pip install .'\nversions = {a = 1}\n",
             "'versions' must be a list of strings",

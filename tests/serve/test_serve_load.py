@@ -161,8 +161,15 @@ def test_a_request_past_the_server_timeout_is_answered_504_and_dropped(serve):
     assert "3 s timeout" in reply["error"]["message"] and "dropped" in reply["error"]["message"]
     state = wait_for(server, idle, "idle")
     assert state["timed_out"] == 1 and state["completed"] == 0 and state["tokens_generated"] < ENDLESS
-    status, _, reply = post(server, body(1))  # the server goes on serving
-    assert status == 200 and reply["usage"]["completion_tokens"] >= 1
+    # The server goes on serving. A short request may itself hit the 3 s timeout when the machine is
+    # loaded (seen at load 20), so it gets a few tries: a wedged server would answer none of them.
+    answers = []
+    for _ in range(5):
+        status, _, reply = post(server, body(1))
+        answers.append(status)
+        if status == 200:
+            break
+    assert answers[-1] == 200 and reply["usage"]["completion_tokens"] >= 1, answers
 
 
 def test_requests_with_different_settings_share_the_batch_and_a_long_one_blocks_none(serve):

@@ -110,3 +110,18 @@ def test_a_killed_pretraining_resumes_from_its_checkpoint(tmp_path, tiny_model):
     assert finished.returncode == 0, finished.stderr[-2000:]
     record = json.loads((tmp_path / "m" / PRETRAIN_RECORD).read_text())
     assert int(record["resumed_from"].split("-")[1]) >= kept and record["steps"] > kept
+
+
+def test_the_default_corpus_leaves_out_repogym_itself_whose_sample_libraries_are_the_eval_tasks(
+    tmp_path, monkeypatch
+):
+    """Installed non-editable, repogym sits in site-packages: pretraining on it would show the model the
+    sample libraries' code, and with it the quickstart's held-out functions."""
+    from repogym.train import corpus
+
+    (tmp_path / "other.py").write_text("def other():\n    return 1\n")
+    monkeypatch.setattr(corpus, "default_corpus_paths", lambda: [SOURCE.parent, tmp_path])
+    chosen = corpus.load_corpus(max_chars=10**9)
+    assert [name for name, _ in chosen.files] == ["1/other.py"]
+    given = corpus.load_corpus([SOURCE / "samples"], max_chars=10**9)  # named on purpose: kept
+    assert given.files and all(name.startswith("0/") for name, _ in given.files)

@@ -20,8 +20,11 @@ Guarantees (each has a hostile test in tests/sandbox/test_hostile_*.py):
   files, wall time, output volume. Hitting the wall or output limit kills the whole
   tree: the command runs in its own PID namespace, which dies with its init.
 - Death with the parent: if repogym dies, bwrap gets SIGKILL and takes the tree.
-- No kernel keyring: a seccomp filter (seccomp.py) refuses add_key, request_key
-  and keyctl, so episodes, which share one uid, cannot pass keys to each other.
+- A narrower kernel surface: a seccomp filter (seccomp.py) refuses the kernel
+  keyring (add_key, request_key, keyctl: episodes share one uid and could pass
+  keys), new user namespaces (clone/unshare with CLONE_NEWUSER; clone3 answers
+  ENOSYS so libc falls back to clone, which the filter can inspect), io_uring
+  (its operations bypass the filter) and syscalls of foreign ABIs (x32, i386).
 
 Not guaranteed:
 - Kernel exploits or bubblewrap bugs; this is namespaces, not a VM.
@@ -35,12 +38,18 @@ Not guaranteed:
   uid, so without a writable pids cgroup (cgroups.py) they share its process
   limit (RLIMIT_NPROC); a jail can see the host paths of its own mounts in
   /proc/self/mountinfo. On a machine other than
-  x86_64 or aarch64 there is no seccomp filter, so no keyring rule either.
+  x86_64 or aarch64 there is no seccomp filter, so none of its rules apply.
   (tests/sandbox/test_hostile_extra.py keeps each of these as a visible xfail.)
-- Honest test reports from code that wants to lie: tests run in the same process
-  as the report plugin, so code under test can rewrite or forge the report (the
-  grader cross-checks it with the exit code and drops candidate changes to tests
-  and their configuration, but a patch written to attack the plugin can win).
+- Honest test reports by construction: tests run in the same process as the
+  report plugin. The grading layer (not the jail) closes the known classes: the
+  launcher (pytest_plugin/repogym_pytest.py) loads the plugin before the repo is
+  on sys.path; XFAIL counts as passing only for tests marked xfail; a candidate
+  patch may not touch pytest configuration, start-up files (.pth, sitecustomize),
+  package metadata (dist-info, egg-info) or compiled files; and a canary test that
+  must fail in every run turns a report that says it passed into REPORT_FORGED
+  (grading/canary.py, grading/judge.py; hostile tests in
+  tests/grading/test_hostile_report_forgery.py). The residual risk: code in the
+  test process that edits only chosen results and leaves the canary's failure be.
 """
 
 from __future__ import annotations

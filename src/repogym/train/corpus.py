@@ -1,7 +1,8 @@
 """Local Python source as a text corpus: for the tokenizer (`model init`) and pretraining (`model pretrain`).
 
 The default corpus is what every machine with Python has: the standard library and the installed
-site-packages (a team's own repositories are the point: pass them with `--corpus`). Files are
+site-packages, less repogym itself (its sample-library templates are the quickstart's tasks; a
+team's own repositories are the point: pass them with `--corpus`). Files are
 drawn in an order fixed by a hash of their path (so a capped sample mixes packages instead of
 taking the alphabet's first ones), skipping files over `max_file_bytes` (generated tables) and
 files that are not UTF-8. `Corpus.digest` hashes every chosen file's path and content: it is the
@@ -78,6 +79,9 @@ def load_corpus(
         if not path.exists():
             raise ConfigError(f"--corpus {path}: no such file or folder")
     files = python_files(paths)
+    if not roots:  # repogym's own package holds the sample libraries' code: the quickstart's held-out tasks
+        own = Path(__file__).resolve().parents[1]
+        files = [path for path in files if own not in path.parents]
     if not files:
         raise ConfigError(f"--corpus {', '.join(map(str, paths))}: no .py files there")
     order = sorted(files, key=lambda p: hashlib.sha1(f"{seed}:{p}".encode()).hexdigest())

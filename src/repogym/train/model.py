@@ -101,7 +101,7 @@ def init_model(
         "seed": seed,
         "params": sum(p.numel() for p in model.parameters()),
         "shape": asdict(shape),
-        "tokenizer_corpus": tokenizer_corpus or {"roots": ["repogym source"]},
+        "tokenizer_corpus": tokenizer_corpus or {"roots": ["standard library (stable_source)"]},
     }
     (out / MODEL_RECORD).write_text(json.dumps(record, indent=2) + "\n")
     return out

@@ -1,4 +1,4 @@
-"""The tiny model of tests and smoke runs: `repogym model init --tiny` with repogym's own source as tokenizer corpus.
+"""The tiny model of tests and smoke runs: `repogym model init --tiny` with a fixed slice of the standard library as tokenizer corpus.
 
 Kept as a thin alias of `repogym.train.model` (tests, the hf backend and older scripts import
 `build_tiny_model` and `load_tokenizer` from here):
@@ -20,7 +20,7 @@ __all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "build_tiny_model", "build_tokeniz
 def build_tiny_model(
     out_dir: str | Path, arch: str = "llama", seed: int = 0, max_positions: int = 8192
 ) -> Path:
-    """A 1.4M-parameter random model and a tokenizer trained on repogym's source (about a second)."""
+    """A 1.4M-parameter random model and a tokenizer trained on `stable_source()` (about a second)."""
     return init_model(out_dir, size="tiny", arch=arch, seed=seed, max_positions=max_positions)
 
 

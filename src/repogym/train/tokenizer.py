@@ -1,8 +1,8 @@
 """The tokenizer of repogym's own models: a byte-level BPE trained locally, and its chat template.
 
 No download: `build_tokenizer(texts)` trains a BPE with `tokenizers` on the text it is given
-(Python source: `repogym model init` uses a sample of the standard library, tests use
-repogym's own source, about a second). The chat template renders tools and tool calls the way
+(Python source: `repogym model init` uses a sample of the standard library; the tiny model of
+tests uses `stable_source()`, a fixed slice of it, about a second). The chat template renders tools and tool calls the way
 Qwen2.5 does (`<tool_call>{json}</tool_call>`) and carries `{% generation %}` markers, so
 SFT's assistant-only loss works on it.
 """
@@ -54,11 +54,23 @@ CHAT_TEMPLATE = (
 )
 
 
-def repogym_source(limit_chars: int = 2_000_000) -> list[str]:
-    """repogym's own Python source: always present, real code, small (the tests' tokenizer corpus)."""
-    root = Path(__file__).resolve().parents[1]
+#: Standard-library folders left out of the tests' corpus: tests, vendored tools, installed packages.
+_STDLIB_SKIPPED = {"test", "tests", "idlelib", "lib2to3", "site-packages", "dist-packages", "__pycache__"}
+
+
+def stable_source(limit_chars: int = 2_000_000) -> list[str]:
+    """The standard library's first .py files in path order, up to `limit_chars` (the tiny model's corpus).
+
+    It changes with the Python version only. repogym's own source was the corpus before: every edit
+    retrained the tiny model's tokenizer, and the training tests' loss curves moved with it.
+    """
+    import sysconfig
+
+    root = Path(sysconfig.get_paths()["stdlib"])
     texts, total = [], 0
     for path in sorted(root.rglob("*.py")):
+        if _STDLIB_SKIPPED.intersection(path.relative_to(root).parts[:-1]):
+            continue
         text = path.read_text(encoding="utf-8", errors="replace")
         texts.append(text)
         total += len(text)
@@ -68,7 +80,7 @@ def repogym_source(limit_chars: int = 2_000_000) -> list[str]:
 
 
 def build_tokenizer(vocab_size: int = 4096, texts: Iterable[str] | None = None) -> Any:
-    """A byte-level BPE trained on `texts` (default: repogym's own source), as a transformers fast tokenizer."""
+    """A byte-level BPE trained on `texts` (default: `stable_source()`), as a transformers fast tokenizer."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -81,7 +93,7 @@ def build_tokenizer(vocab_size: int = 4096, texts: Iterable[str] | None = None) 
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    core.train_from_iterator(repogym_source() if texts is None else texts, trainer=trainer)
+    core.train_from_iterator(stable_source() if texts is None else texts, trainer=trainer)
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=core,
         eos_token="<|im_end|>",
