@@ -18,9 +18,12 @@ _ENV_ERROR = re.compile(
     r"TypeError: (?:required field|__init__\(\) got an unexpected keyword))[^\n]*)$",
     re.M,
 )
+#: pytest's own collection-failure lines, at the start of a line (a test of pytest itself prints these
+#: words inside its assertion output, indented, and must not count).
 _COLLECTION = re.compile(
-    r"(ERROR collecting|ImportError while importing test module|ImportError while loading conftest|"
-    r"INTERNALERROR|error: unrecognized arguments|Interrupted: \d+ errors? during collection)"
+    r"^(_+ ERROR collecting|ImportError while importing test module|ImportError while loading conftest|"
+    r"Interrupted: \d+ errors? during collection)",
+    re.M,
 )
 _NETWORK = re.compile(
     r"(Temporary failure in name resolution|Name or service not known|nodename nor servname|"
@@ -57,23 +60,24 @@ def read_log(path: str | Path) -> str:
 def first_env_error(log: str) -> str:
     """The first import or collection error of a test log ('' when the run shows none).
 
-    >>> first_env_error("ERROR collecting tests/test_a.py\\nE   ModuleNotFoundError: No module named 'jinja2'\\n")
+    >>> first_env_error("____ ERROR collecting tests/test_a.py ____\\nE   ModuleNotFoundError: No module named 'jinja2'\\n")
     "ModuleNotFoundError: No module named 'jinja2'"
     >>> first_env_error("ImportError while loading conftest 'c.py'.\\nE   ModuleNotFoundError: No module named 'app'")
     "ModuleNotFoundError: No module named 'app'"
+    >>> first_env_error("E       Failed: nomatch: '*ERROR collecting*'\\nE   and: 'INTERNALERROR> x'\\n")
+    ''
     >>> first_env_error("E   assert 1 == 2\\n")
     ''
     """
-    if not _COLLECTION.search(log) and "ImportError" not in log and "ModuleNotFoundError" not in log:
-        return ""
+    if not _COLLECTION.search(log):
+        return ""  # an ImportError inside a test's own failure is that test's business
     # pytest's "E   ..." line names the error itself; its header line ("ImportError while loading
     # conftest ...") only names where it happened.
     errors = list(_ENV_ERROR.finditer(log))
     match = next((m for m in errors if m.group(0).startswith("E")), errors[0] if errors else None)
     if match:
         return match.group(1).strip()[:300]
-    collection = _COLLECTION.search(log)
-    return collection.group(1) if collection else ""
+    return ""  # a collection header with no import error under it (pytest's own suite prints them)
 
 
 def needs_network(log: str) -> str:
