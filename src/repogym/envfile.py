@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime
 import fnmatch
 import os
+import subprocess
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -102,7 +103,9 @@ class EnvFile:
         out = []
         for task in tasks:
             spec, applied = self.spec_for(task)
-            metadata = {**task.metadata, "env_rules": list(applied)} if applied else task.metadata
+            earlier = task.metadata.get("env_rules", [])  # a repo's own file, then the command line's
+            rules = [*earlier, *applied] if isinstance(earlier, list) else list(applied)
+            metadata = {**task.metadata, "env_rules": rules} if applied else task.metadata
             out.append(task.replace(env=spec, metadata=metadata))
         return out
 
@@ -119,6 +122,28 @@ def load_env_file(path: str | os.PathLike[str]) -> EnvFile:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from None
     return parse_env_file(data, str(file))
+
+
+def repo_env_file(repo: str | os.PathLike[str]) -> EnvFile | None:
+    """The `repogym.toml` a repository commits at its root: the working copy's file, else HEAD's (a bare
+    repository); None when it has none. Its rules are named `<repo>/repogym.toml`."""
+    root = Path(repo)
+    on_disk = root / ENV_FILE_NAME
+    if on_disk.is_file():
+        return load_env_file(on_disk)
+    if not (root / "HEAD").exists() and not (root / ".git").exists():
+        return None
+    shown = subprocess.run(
+        ["git", "show", f"HEAD:{ENV_FILE_NAME}"], cwd=root, capture_output=True, check=False
+    )
+    if shown.returncode != 0:
+        return None
+    where = f"{root}/{ENV_FILE_NAME} (HEAD)"
+    try:
+        data = tomllib.loads(shown.stdout.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{where}: not valid TOML: {exc}") from None
+    return parse_env_file(data, where)
 
 
 def parse_env_file(data: Mapping[str, Any], source: str) -> EnvFile:

@@ -58,3 +58,37 @@ def test_unknown_sandbox_is_a_one_line_error(candidates, tmp_path):
     assert result.exit_code == 2
     assert "unknown sandbox 'docker'" in result.output
     assert "Traceback" not in result.output
+
+
+def test_an_env_file_is_named_on_the_console_and_in_the_task_and_the_summary_counts_environments(
+    candidates, tmp_path
+):
+    candidates_file = tmp_path / "candidates.jsonl"
+    save_tasks([candidates["exact"]], candidates_file)
+    env_file = tmp_path / "overrides.toml"
+    env_file.write_text('[[env.when]]\nrepo = "toy/*"\ntest_env = { CALC_MODE = "strict" }\n')
+    out = tmp_path / "tasks.jsonl"
+    done = invoke(
+        "validate", str(candidates_file), "--out", str(out), "--no-scrub", "--env-file", str(env_file)
+    )
+    assert done.exit_code == 0, done.output
+    assert f"env file {env_file}: applied to 1 candidate(s)" in done.stdout
+    assert "environments: 1 distinct" in done.stdout
+    (task,) = load_tasks(out)
+    assert task.env.test_env == {"CALC_MODE": "strict"}
+    assert task.metadata["env_rules"] == [f"{env_file} [[env.when]] #1"]
+    funnel = json.loads((tmp_path / "tasks.jsonl.funnel.json").read_text())
+    assert funnel["environments"]["distinct"] == 1 and funnel["environments"]["disk_mb"] > 1
+    assert funnel["env_files"] == {str(env_file): 1}
+
+
+def test_a_bad_env_file_names_the_rule_and_key_and_exits_2(candidates, tmp_path):
+    candidates_file = tmp_path / "candidates.jsonl"
+    save_tasks([candidates["exact"]], candidates_file)
+    env_file = tmp_path / "overrides.toml"
+    env_file.write_text('[[env.when]]\npyhton = "3.9"\n')
+    done = invoke(
+        "validate", str(candidates_file), "--out", str(tmp_path / "t.jsonl"), "--env-file", str(env_file)
+    )
+    assert done.exit_code == 2
+    assert f"{env_file} [[env.when]] #1: unknown key(s) ['pyhton']" in done.output

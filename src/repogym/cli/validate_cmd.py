@@ -44,6 +44,8 @@ def validate_command(
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Keep test logs here, one folder per candidate (default: repogym's cache).")] = None,
     issue_writer: Annotated[str, typer.Option("--issue-writer", help="Synthetic tasks: openai:MODEL writes issue-style statements (default: from the failing tests' output).")] = "",
     base_url: Annotated[str, typer.Option("--base-url", help="With --issue-writer: the endpoint's base URL.")] = "",
+    env_file: Annotated[Path | None, typer.Option("--env-file", help="Env overrides (repogym.toml format), applied after each repository's own repogym.toml.")] = None,
+    no_recipe: Annotated[bool, typer.Option("--no-recipe", help="Do not rebuild each commit's environment from its own files (lock/pin files, test deps, Python, packages as of the commit date).")] = False,
 ) -> None:  # fmt: skip
     """Run each candidate's test files before and after its gold patch; keep candidates with FAIL_TO_PASS tests.
 
@@ -54,8 +56,13 @@ def validate_command(
     Synthetic candidates (`repogym synth`) run the suite's own tests chosen by coverage, share one clean
     run per repo state, need a PASS_TO_PASS too, and get a statement from their failing tests' output.
 
+    Each candidate's environment comes from its own commit (lock and pin files, test dependencies,
+    the Python its files and date allow, everything else as of the commit's day) unless a
+    repository's repogym.toml or --env-file says otherwise; the written task records it all.
+
     Examples:
       repogym validate candidates.jsonl --out tasks.jsonl -j 2
+      repogym validate candidates.jsonl --out tasks.jsonl --env-file overrides.toml
       repogym validate candidates.jsonl --out tasks.jsonl --runs 3 --funnel funnel.json --no-scrub
       repogym validate synth.jsonl --out tasks.jsonl --issue-writer openai:qwen --base-url http://127.0.0.1:8000/v1
     """
@@ -67,6 +74,8 @@ def validate_command(
             "repos_dir": str(repos_dir) if repos_dir else None,
             "scrub": not no_scrub,
             "log_dir": str(log_dir) if log_dir else None,
+            "env_file": str(env_file) if env_file else None,
+            "recipes": not no_recipe,
         },
         ValidateConfig,
         source="repogym validate options",
@@ -136,14 +145,24 @@ def _with_progress(
 
 
 def _print_summary(run: ValidationRun, out: Path, funnel_path: Path) -> None:
+    for applied in run.env_files:
+        console.print(f"env file {applied.source}: applied to {applied.tasks} candidate(s)", markup=False)
     console.print(run.funnel.table(title=f"validation funnel ({funnel_path})"))
     if run.funnel.by_method:
         console.print(run.funnel.method_table())
     for reason in run.funnel.reasons:
         # The first example's reason, so a user sees why without opening the JSON (env build log tails).
-        lines = [line for line in reason.example_detail.splitlines() if line.strip()][-3:]
+        lines = [line for line in reason.example_detail.splitlines() if line.strip()]
+        lines = lines if len(lines) <= 3 else [lines[0], *lines[-2:]]  # the cause, then the log's end
         if reason.count and lines:
             console.print(f"{reason.name} ({reason.examples[0]}): " + " | ".join(lines), markup=False)
+    if run.environments is not None and run.environments.count:
+        usage = run.environments.to_dict()
+        console.print(
+            f"environments: {usage['distinct']} distinct, {usage['disk_mb']} MB "
+            f"(shared by the {run.validated_now} candidate(s) validated now)",
+            markup=False,
+        )
     rate = f"; {run.candidates_per_minute:.1f} candidates/min" if run.validated_now else ""
     if run.tasks:
         console.print(f"wrote {len(run.tasks)} task(s) to {out} in {run.elapsed_s:.1f} s{rate}", markup=False)

@@ -28,7 +28,8 @@ from repogym.sandbox.base import Limits
 from repogym.task import Task
 from repogym.validate.funnel import ValidationFunnel, build_funnel
 from repogym.validate.outcome import CandidateOutcome, Verdict, candidate_fingerprint
-from repogym.validate.pool import RuntimePool
+from repogym.validate.overrides import AppliedEnvFile, apply_overrides
+from repogym.validate.pool import EnvironmentUsage, RuntimePool, environment_usage
 from repogym.validate.statement import StatementWriter, write_statements
 from repogym.validate.validate import validate_candidate
 
@@ -54,6 +55,10 @@ class ValidateConfig(BaseModel):
     """Resource limits of every command run while validating (a test run included)."""
     log_dir: str | None = None
     """Where test logs go (one folder per candidate); default: repogym's cache."""
+    env_file: str | None = None
+    """An env file (repogym.toml format) applied after each repository's own repogym.toml."""
+    recipes: bool = True
+    """Fill the env fields a candidate leaves empty from its commit's own files (repogym.validate.recipe)."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,10 @@ class ValidationRun:
     """Candidates validated in this run (not taken from the partial file)."""
     clean_runs: int = 0
     """Clean suite runs made for synthetic candidates (one per repo state, shared by its candidates)."""
+    env_files: tuple[AppliedEnvFile, ...] = ()
+    """Env files whose rules matched some candidate (a repository's repogym.toml, --env-file)."""
+    environments: EnvironmentUsage | None = None
+    """The distinct environments this run built or reused, and their disk."""
 
     @property
     def candidates_per_minute(self) -> float:
@@ -114,7 +123,7 @@ def validate_candidates(
     """
     config = config or ValidateConfig()
     started = time.perf_counter()
-    task_set = coerce_tasks(candidates)
+    task_set, env_files = apply_overrides(coerce_tasks(candidates), config.env_file, config.repos_dir)
     by_id = {task.instance_id: task for task in task_set}
     partial = partial_path(out)
     outcomes = load_done(partial, by_id, config.runs)
@@ -122,7 +131,9 @@ def validate_candidates(
     todo = [task for task in task_set if task.instance_id not in outcomes]
     if on_start:
         on_start(len(todo), resumed)
-    clean_runs = _run_all(todo, partial, outcomes, config, on_result) if todo else 0
+    pool = RuntimePool(config.sandbox, config.repos_dir, config.limits, recipes=config.recipes)
+    clean_runs = _run_all(todo, partial, outcomes, config, on_result, pool) if todo else 0
+    environments = environment_usage(pool)
     validated = [outcomes[t.instance_id].to_task(t) for t in task_set if outcomes[t.instance_id].validated]
     validated = write_statements(validated, statement_writer)
     scrubbed = scrub_tasks(validated, config.scrub_config) if config.scrub else None
@@ -131,7 +142,14 @@ def validate_candidates(
         save_tasks(written, out)
     funnel = build_funnel(list(task_set), outcomes, scrubbed, written, resumed)
     if funnel_path is not None:
-        write_json(funnel_path, funnel.to_dict())
+        write_json(
+            funnel_path,
+            {
+                **funnel.to_dict(),
+                "environments": environments.to_dict(),
+                "env_files": {applied.source: applied.tasks for applied in env_files},
+            },
+        )
     return ValidationRun(
         tasks=tuple(written),
         outcomes=outcomes,
@@ -140,6 +158,8 @@ def validate_candidates(
         elapsed_s=time.perf_counter() - started,
         validated_now=len(todo),
         clean_runs=clean_runs,
+        env_files=env_files,
+        environments=environments,
     )
 
 
@@ -149,9 +169,9 @@ def _run_all(
     outcomes: dict[str, CandidateOutcome],
     config: ValidateConfig,
     on_result: Callable[[CandidateOutcome], None] | None,
+    pool: RuntimePool,
 ) -> int:
     """Validate `todo`; returns how many clean suite runs synthetic candidates needed."""
-    pool = RuntimePool(config.sandbox, config.repos_dir, config.limits)
     lock = threading.Lock()
 
     def one(task: Task) -> None:

@@ -18,7 +18,7 @@ from rich.table import Table
 from repogym.errors import RepogymError
 from repogym.privacy import ScrubResult
 from repogym.task import Task
-from repogym.validate.outcome import VERDICT_DESCRIPTIONS, CandidateOutcome, Stage, Verdict
+from repogym.validate.outcome import VERDICT_DESCRIPTIONS, CandidateOutcome, Stage, Verdict, clip_detail
 
 MAX_EXAMPLES = 3
 _DETAIL_CHARS = 400
@@ -213,7 +213,7 @@ def build_funnel(
             description=_describe(name),
             count=len(items),
             examples=tuple(iid for iid, _ in items[:MAX_EXAMPLES]),
-            example_detail=items[0][1][-_DETAIL_CHARS:],
+            example_detail=clip_detail(items[0][1], _DETAIL_CHARS),
         )
         for (stage, name), items in sorted(reasons.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1]))
     ]

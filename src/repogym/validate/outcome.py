@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from repogym.errors import DatasetError
-from repogym.task import Task
+from repogym.task import EnvSpec, Task
 
 
 class Stage(enum.StrEnum):
@@ -34,10 +34,16 @@ class Verdict(enum.StrEnum):
     VALIDATED = "validated"
     REPO_UNAVAILABLE = "repo_unavailable"
     ENV_BUILD_FAILED = "env_build_failed"
+    PYTHON2_ONLY = "python2_only"
+    """The code at the base commit is Python 2 only (repogym builds Python 3 environments)."""
     NO_TEST_FILES = "no_test_files"
     TEST_PATCH_FAILED = "test_patch_failed"
     PATCH_FAILED = "patch_failed"
     TESTS_DID_NOT_RUN = "tests_did_not_run"
+    ENV_BROKEN = "env_broken"
+    """The same tests fail before and after the fix with the same import or collection error."""
+    TESTS_NEED_NETWORK = "tests_need_network"
+    """The tests that would tell fail because they try to reach the network (the jail has none)."""
     NO_FAIL_TO_PASS = "no_fail_to_pass"
     NO_PASS_TO_PASS = "no_pass_to_pass"
     """Synthetic candidates only: SWE-smith keeps a bug only when some test still passes with it."""
@@ -50,6 +56,9 @@ class Verdict(enum.StrEnum):
 VERDICT_STAGE: dict[Verdict, Stage] = {
     Verdict.REPO_UNAVAILABLE: Stage.ENV_BUILT,
     Verdict.ENV_BUILD_FAILED: Stage.ENV_BUILT,
+    Verdict.PYTHON2_ONLY: Stage.ENV_BUILT,
+    Verdict.ENV_BROKEN: Stage.HAS_FAIL_TO_PASS,
+    Verdict.TESTS_NEED_NETWORK: Stage.HAS_FAIL_TO_PASS,
     Verdict.NO_TEST_FILES: Stage.APPLIED,
     Verdict.TEST_PATCH_FAILED: Stage.APPLIED,
     Verdict.PATCH_FAILED: Stage.APPLIED,
@@ -62,6 +71,9 @@ VERDICT_STAGE: dict[Verdict, Stage] = {
 VERDICT_DESCRIPTIONS: dict[Verdict, str] = {
     Verdict.REPO_UNAVAILABLE: "the repository or its base commit could not be found",
     Verdict.ENV_BUILD_FAILED: "the Python environment at the base commit could not be built",
+    Verdict.PYTHON2_ONLY: "the code at the base commit is Python 2 only",
+    Verdict.ENV_BROKEN: "the same tests fail before and after the fix with the same import or collection error",
+    Verdict.TESTS_NEED_NETWORK: "the tests fail because they try to reach the network (the sandbox has none)",
     Verdict.NO_TEST_FILES: "the test patch adds or changes no test file to run",
     Verdict.TEST_PATCH_FAILED: "the test patch does not apply at the base commit",
     Verdict.PATCH_FAILED: "the gold code patch does not apply at the base commit",
@@ -73,10 +85,23 @@ VERDICT_DESCRIPTIONS: dict[Verdict, str] = {
 }
 
 
+def clip_detail(text: str, limit: int) -> str:
+    """A drop detail cut to `limit` characters, keeping its first line (the cause) and its tail (the log's end).
+
+    >>> clip_detail("failed on: x\\n" + "y" * 50, 30)
+    'failed on: x\\n ... yyyyyyyyyyyy'
+    """
+    if len(text) <= limit:
+        return text
+    head = text.split("\n", 1)[0][: limit // 2]
+    tail_room = max(limit - len(head) - 6, 0)
+    return f"{head}\n ... {text[len(text) - tail_room :]}" if tail_room else head
+
+
 def candidate_fingerprint(task: Task, runs: int) -> str:
     """What a saved outcome depends on: a changed candidate (or --runs) is validated again.
 
-    >>> from repogym.task import Task
+    >>> from repogym.task import EnvSpec, Task
     >>> a = Task("x-1", "o/r", "abc", "patch")
     >>> candidate_fingerprint(a, 2) == candidate_fingerprint(a.replace(problem_statement="new text"), 2)
     True
@@ -129,9 +154,18 @@ class CandidateOutcome:
 
     def to_task(self, candidate: Task) -> Task:
         """The candidate as a validated task: its test lists and `metadata["validation"]` filled in."""
-        metadata = {**candidate.metadata, "validation": {**self.validation, "flaky": list(self.flaky)}}
+        validation = {k: v for k, v in self.validation.items() if k not in ("task_env", "env_recipe")}
+        metadata = {**candidate.metadata, "validation": {**validation, "flaky": list(self.flaky)}}
+        env = candidate.env
+        if isinstance(self.validation.get("task_env"), dict):
+            # The environment the tests were proven in, every field explicit: a rebuild is the same build.
+            env = EnvSpec.from_dict(self.validation["task_env"], f"validation of {self.instance_id}")
+            metadata["env_recipe"] = self.validation.get("env_recipe", {})
         return candidate.replace(
-            FAIL_TO_PASS=list(self.fail_to_pass), PASS_TO_PASS=list(self.pass_to_pass), metadata=metadata
+            FAIL_TO_PASS=list(self.fail_to_pass),
+            PASS_TO_PASS=list(self.pass_to_pass),
+            metadata=metadata,
+            env=env,
         )
 
     def to_record(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ dropped at once instead of each paying for the same failing build.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from repogym.sandbox.repos import mirror, resolve_repo_source
 from repogym.sandbox.runtime import TaskRuntime, make_sandbox
 from repogym.sandbox.workspace import pristine_checkout
 from repogym.task import Task
+from repogym.validate.envresolve import resolve_task_env
 from repogym.validate.synthetic import CleanRuns
 
 
@@ -56,22 +58,34 @@ class RuntimePool:
     """Hands out prepared `TaskRuntime`s; thread-safe."""
 
     def __init__(
-        self, sandbox: str | Sandbox = "bwrap", repos_dir: str | None = None, limits: Limits | None = None
+        self,
+        sandbox: str | Sandbox = "bwrap",
+        repos_dir: str | None = None,
+        limits: Limits | None = None,
+        recipes: bool = True,
     ):
         self.sandbox = make_sandbox(sandbox)
         self.repos_dir = repos_dir
         self.limits = limits or Limits()
         self._lock = threading.Lock()
         self._envs: dict[str, _EnvSlot] = {}
+        self.built: dict[str, EnvHandle] = {}
+        """Every environment this pool used, by key (for the summary's count and disk)."""
+        self.recipes = recipes
+        """Fill the env fields a task leaves empty from its commit's files (`repogym.validate.envresolve`)."""
         self.clean_runs = CleanRuns()
         """The suite's runs at clean commits, shared by the synthetic candidates of each repo state."""
 
     def runtime(self, task: Task) -> tuple[TaskRuntime, EnvSpecRecord]:
-        """A prepared runtime at the task's base commit; raises RepoSourceError / EnvBuildError."""
+        """A prepared runtime at the task's base commit; raises RepoSourceError / EnvBuildError.
+
+        The runtime's `task` carries the environment it was built for (the recipe's fields filled in)."""
         started = time.perf_counter()
         source = resolve_repo_source(task, self.repos_dir)
         mirror_path = mirror(source, (task.base_commit,))
         pristine = pristine_checkout(mirror_path, task.base_commit)
+        if self.recipes:
+            task = resolve_task_env(task, pristine, mirror_path)
         checkout_s = time.perf_counter() - started
         started = time.perf_counter()
         interpreter = pick_interpreter(task.env.python)
@@ -86,6 +100,7 @@ class RuntimePool:
                 slot.first = task.instance_id
                 try:
                     slot.handle = EnvBuilder(self.sandbox).ensure(task, pristine)
+                    self.built[key] = slot.handle
                     built_s = slot.handle.build_s
                 except EnvBuildError as exc:
                     slot.error = str(exc)
@@ -111,3 +126,28 @@ class RuntimePool:
             test_cmd=task.env.test_cmd,
         )
         return runtime, spec
+
+
+@dataclass(frozen=True)
+class EnvironmentUsage:
+    """The distinct environments a validation run used (shared by every task that resolved to them)."""
+
+    count: int
+    disk_bytes: int
+    """Apparent size of their venvs (files hard-linked from uv's cache counted once per venv)."""
+
+    def to_dict(self) -> dict[str, int | float]:
+        return {"distinct": self.count, "disk_mb": round(self.disk_bytes / 2**20, 1)}
+
+
+def environment_usage(pool: RuntimePool) -> EnvironmentUsage:
+    """Count the pool's environments and measure their folders."""
+    total = 0
+    for handle in pool.built.values():
+        for root, _dirs, files in os.walk(handle.venv):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(root, name)).st_size
+                except OSError:
+                    continue
+    return EnvironmentUsage(len(pool.built), total)

@@ -16,6 +16,7 @@ the first after-run starts from the same fresh state a grader's run does.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +29,16 @@ from repogym.sandbox.cache import cache_dir
 from repogym.sandbox.runtime import Episode
 from repogym.task import Task
 from repogym.validate.classify import Category, category, classify, test_files
-from repogym.validate.outcome import CandidateOutcome, Stage, Verdict, candidate_fingerprint
+from repogym.validate.diagnose import (
+    build_failure_cause,
+    first_env_error,
+    needs_network,
+    python2_code,
+    read_log,
+)
+from repogym.validate.outcome import CandidateOutcome, Stage, Verdict, candidate_fingerprint, clip_detail
 from repogym.validate.pool import RuntimePool
+from repogym.validate.recipe import Python2OnlyError
 from repogym.validate.synthetic import synthetic_plan, validate_synthetic
 
 _DETAIL_CHARS = 2000
@@ -65,14 +74,20 @@ def _validate(
     started = time.perf_counter()
 
     def drop(verdict: Verdict, detail: str, **kwargs: Any) -> CandidateOutcome:
-        return CandidateOutcome.dropped(task, verdict, detail[-_DETAIL_CHARS:], fingerprint, **kwargs)
+        return CandidateOutcome.dropped(
+            task, verdict, clip_detail(detail, _DETAIL_CHARS), fingerprint, **kwargs
+        )
 
     try:
         runtime, spec = pool.runtime(task)
     except RepoSourceError as exc:
         return drop(Verdict.REPO_UNAVAILABLE, str(exc))
+    except Python2OnlyError as exc:
+        return drop(Verdict.PYTHON2_ONLY, str(exc))
     except EnvBuildError as exc:
-        return drop(Verdict.ENV_BUILD_FAILED, str(exc))
+        cause = build_failure_cause(str(exc))
+        return drop(Verdict.ENV_BUILD_FAILED, f"failed on: {cause}\n{exc}" if cause else str(exc))
+    task = runtime.task  # with the environment's recipe filled in: what a validated task records
     where.stage = Stage.APPLIED
     logs = Path(log_dir) if log_dir else cache_dir("logs", "validate", task.instance_id.replace("/", "__"))
     try:
@@ -80,7 +95,9 @@ def _validate(
     except DatasetError as exc:
         return drop(Verdict.NO_TEST_FILES, str(exc))
     if plan is not None:
-        return validate_synthetic(task, plan, runtime, spec, pool, runs, logs, drop, fingerprint)
+        outcome = validate_synthetic(task, plan, runtime, spec, pool, runs, logs, drop, fingerprint)
+        recorded = {"task_env": task.env.to_dict(), "env_recipe": task.metadata.get("env_recipe", {})}
+        return dataclasses.replace(outcome, validation={**outcome.validation, **recorded})
     files = test_files(task.test_patch)
     if not files:
         return drop(Verdict.NO_TEST_FILES, "the test patch adds or changes no Python test module")
@@ -107,9 +124,14 @@ def _validate(
         "runs": runs,
         "test_files": files,
         "env": spec.to_dict(),
+        "task_env": task.env.to_dict(),
+        "env_recipe": task.metadata.get("env_recipe", {}),
         "timings": {name: round(seconds, 4) for name, seconds in timings.items()},
     }
+    broken = _environment_fault(before.reports[0], after.reports[0])
     if not any(report.results for report in after.reports):
+        if broken is not None:
+            return drop(broken[0], broken[1], validation=validation)
         notes = (
             "; ".join(dict.fromkeys(r.note for r in after.reports if r.note)) or "no test reported a result"
         )
@@ -118,10 +140,13 @@ def _validate(
         )
     found = classify(before.statuses(), after.statuses())
     if not found.fail_to_pass:
+        if broken is not None and not found.flaky_fail_to_pass:
+            return drop(broken[0], broken[1], validation=validation, flaky=found.flaky)
         verdict = Verdict.ONLY_FLAKY if found.flaky_fail_to_pass else Verdict.NO_FAIL_TO_PASS
         detail = f"before: {_summary(before.reports[0])}; after: {_summary(after.reports[0])}"
         if found.flaky:
             detail += f"; flaky: {', '.join(found.flaky[:5])}"
+        detail += f" (log {after.reports[0].log_path})"
         return drop(verdict, detail, validation=validation, flaky=found.flaky)
     return CandidateOutcome(
         instance_id=task.instance_id,
@@ -185,6 +210,28 @@ def _run_files(task: Task, episode: Episode, files: list[str], log_base: Path) -
         merged = alone if merged is None else merged.merged(alone)
     assert merged is not None
     return merged
+
+
+def _environment_fault(before: TestReport, after: TestReport) -> tuple[Verdict, str] | None:
+    """The environment's fault when the tests cannot tell the fix from its absence, or None.
+
+    Python 2 code or a network attempt after the fix name themselves; an import or collection error
+    is the environment's when the same tests fail before and after the fix with the same error.
+    """
+    after_log = read_log(after.log_path)
+    old = python2_code(after_log)
+    if old:
+        return Verdict.PYTHON2_ONLY, f"{old} (log {after.log_path})"
+    failing_after = {t for t, s in after.statuses().items() if not s.ok}
+    network = needs_network(after_log)
+    if network and (failing_after or not after.collected):
+        return Verdict.TESTS_NEED_NETWORK, f"{network} (log {after.log_path})"
+    error = first_env_error(after_log)
+    failing_before = {t for t, s in before.statuses().items() if not s.ok}
+    same_tests = failing_before == failing_after and (failing_after or not after.collected)
+    if error and same_tests and first_env_error(read_log(before.log_path)) == error:
+        return Verdict.ENV_BROKEN, f"same error before and after the fix: {error} (log {after.log_path})"
+    return None
 
 
 def _summary(report: TestReport) -> str:

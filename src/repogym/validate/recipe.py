@@ -1,0 +1,328 @@
+"""Per-commit environment recipes: what a repository's own files at a commit say its tests need.
+
+Pure functions over the text of the dependency files at one commit (a `{path: text}` mapping, see
+`repogym.validate.envresolve` for reading them from a checkout) plus the commit date and the
+interpreters this machine has. The order is issue 11's: the repository's lock or pin files, then its
+test dependencies, then everything else resolved as of the commit's day (uv's exclude-newer). Every
+step is written into `Recipe.steps`, and the recipe becomes plain EnvSpec fields, so a task rebuilt
+from what it records gets the same environment.
+
+Lock files are read, not handed to their tools: repogym installs with uv into one venv per key, and a
+poetry or pdm install would need that tool in the jail. A lock's version is used for each package the
+tests ask for directly (a Pipfile.lock, which lists the whole set with markers, is used whole); what the
+lock does not pin is resolved by date. Requirement files are parsed by hand (pip's parser is not a
+public API): `-r` includes, options, hashes and environment markers are handled; URLs are dropped with
+a warning, because nothing but the package index is reachable from the build.
+"""
+
+from __future__ import annotations
+
+import configparser
+import contextlib
+import datetime
+import json
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from packaging.markers import InvalidMarker, Marker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from repogym.validate.pythons import Python2OnlyError, choose_python
+
+__all__ = ["Python2OnlyError", "Recipe", "choose_python", "lock_pins", "parse_requirements"]
+
+#: Files a recipe reads (globs relative to the repository root).
+RECIPE_FILES = (
+    "pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "uv.lock", "poetry.lock", "pdm.lock",
+    "Pipfile.lock", "constraints.txt", "requirements*.txt", "requirements/*.txt", "requirements/*.in",
+    "test-requirements.txt", "dev-requirements.txt", ".github/workflows/*.yml", ".github/workflows/*.yaml",
+    ".travis.yml",
+)  # fmt: skip
+_TEST_GROUPS = ("tests", "test", "testing")
+_TEST_REQUIREMENT_FILES = (
+    "requirements/tests.txt", "requirements/test.txt", "requirements/testing.txt", "requirements-test.txt",
+    "requirements-tests.txt", "requirements_test.txt", "test-requirements.txt", "requirements/dev.txt",
+    "requirements-dev.txt", "dev-requirements.txt",
+)  # fmt: skip
+#: First release of each CPython minor version (a commit is built with a Python that existed then).
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """What a commit's files say about its environment, as EnvSpec fields plus how each was found."""
+
+    python: str
+    """Chosen interpreter version (major.minor.patch, one that is installed)."""
+    packages: tuple[str, ...] = ()
+    """Requirements installed before the repo's own install (pins from lock / pin files, test deps)."""
+    install: tuple[str, ...] = ()
+    """The repo's own install lines (an editable install with its test extras)."""
+    exclude_newer: str = ""
+    steps: tuple[str, ...] = ()
+    """One line per decision, in order (recorded in the task's metadata["env_recipe"])."""
+    warnings: tuple[str, ...] = ()
+    """Dropped URL dependencies and other things that may make the tests fail."""
+    extras: tuple[str, ...] = field(default=(), repr=False)
+
+
+def exclude_newer_for(commit_date: str) -> str:
+    """The commit's day (an EnvSpec date means the end of that day, UTC): packages as they were then.
+
+    Not rounded down to a coarser period for sharing: a lock or pin file updated in a commit pins what
+    was released days before it (a month-start cutoff failed 7 of flask's first 8 builds that way).
+
+    >>> exclude_newer_for("2021-03-17T10:00:00+00:00")
+    '2021-03-17'
+    """
+    return datetime.date.fromisoformat(commit_date[:10]).isoformat()
+
+
+def parse_requirements(
+    files: Mapping[str, str], path: str, seen: frozenset[str] = frozenset()
+) -> tuple[list[str], list[str]]:
+    """The requirements of a requirements file (following -r), and warnings for what was dropped.
+
+    >>> reqs = {"r.txt": "-r base.txt\\nattrs==23.1 --hash=sha256:ab\\n# c\\ngit+https://x/y.git#egg=y\\n-e .\\n",
+    ...         "base.txt": "six==1.16.0 ; python_version < '3.8'  # via x\\n"}
+    >>> parse_requirements(reqs, "r.txt")
+    (['six==1.16.0; python_version < "3.8"', 'attrs==23.1'], ['r.txt: dropped URL requirement git+https://x/y.git#egg=y (only the package index is reachable)'])
+    """
+    out: list[str] = []
+    warnings: list[str] = []
+    folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+    for raw in files.get(path, "").replace("\\\n", " ").splitlines():
+        line = re.sub(r"(^|\s)#.*$", "", raw).strip()
+        if not line:
+            continue
+        if line.startswith(("-r ", "--requirement ", "-c ", "--constraint ")):
+            include = _normpath(folder + line.split(None, 1)[1].strip())
+            if include not in seen and include != path:
+                more, more_warnings = parse_requirements(files, include, seen | {path})
+                out += more
+                warnings += more_warnings
+            continue
+        if line.startswith(("-e ", "--editable ")) or line in (".", "-e."):
+            if "://" in line:
+                warnings.append(
+                    f"{path}: dropped URL requirement {line.split(None, 1)[1]} (only the package index is reachable)"
+                )
+            continue  # the repository itself: installed by the recipe's own install line
+        if line.startswith("-"):
+            continue  # pip options (--index-url, --hash on its own line, ...)
+        if "://" in line or line.startswith("git+"):
+            warnings.append(f"{path}: dropped URL requirement {line} (only the package index is reachable)")
+            continue
+        line = re.split(r"\s--hash[= ]", line)[0].strip()
+        try:
+            out.append(str(Requirement(line)))
+        except InvalidRequirement:
+            warnings.append(f"{path}: skipped unreadable requirement {line!r}")
+    return out, warnings
+
+
+def _normpath(path: str) -> str:
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts)
+
+
+def requirements_for_tests(files: Mapping[str, str]) -> tuple[list[str], list[str], list[str], str]:
+    """The tests' own requirements: (requirements, test extras, warnings, where they came from).
+
+    First match wins: a pinned test requirements file, a [dependency-groups] test group, poetry or pdm
+    test groups, test extras, tox's [testenv] deps. Test extras are returned apart (they go on the
+    editable install, so that setup.py's extras_require counts without running setup.py here).
+    """
+    pyproject = _toml(files.get("pyproject.toml", ""))
+    extras = _test_extras(files, pyproject)
+    for path in _TEST_REQUIREMENT_FILES:
+        if path in files:
+            reqs, warnings = parse_requirements(files, path)
+            return reqs, extras, warnings, path
+    groups = pyproject.get("dependency-groups", {})
+    for name in _TEST_GROUPS:
+        if isinstance(groups.get(name), list):
+            reqs, warnings = _group(groups, name, set())
+            return reqs, extras, warnings, f"pyproject.toml [dependency-groups] {name}"
+    poetry = pyproject.get("tool", {}).get("poetry", {})
+    for name in (*_TEST_GROUPS, "dev"):
+        table = poetry.get("group", {}).get(name, {}).get("dependencies")
+        if isinstance(table, dict):
+            return _poetry_names(table), extras, [], f"pyproject.toml [tool.poetry.group.{name}]"
+    if isinstance(poetry.get("dev-dependencies"), dict):
+        return (
+            _poetry_names(poetry["dev-dependencies"]),
+            extras,
+            [],
+            "pyproject.toml [tool.poetry.dev-dependencies]",
+        )
+    pdm = pyproject.get("tool", {}).get("pdm", {}).get("dev-dependencies", {})
+    for name in (*_TEST_GROUPS, "dev"):
+        if isinstance(pdm.get(name), list):
+            return (
+                _valid([r for r in pdm[name] if isinstance(r, str)]),
+                extras,
+                [],
+                f"[tool.pdm.dev-dependencies] {name}",
+            )
+    if extras:
+        return [], extras, [], f"test extras [{','.join(extras)}]"
+    reqs, warnings = _tox_deps(files)
+    return reqs, extras, warnings, "tox.ini [testenv] deps" if reqs else ""
+
+
+def _group(groups: Mapping[str, object], name: str, seen: set[str]) -> tuple[list[str], list[str]]:
+    out: list[str] = []
+    warnings: list[str] = []
+    seen.add(name)
+    for item in groups.get(name, []) or []:  # type: ignore[union-attr]
+        if isinstance(item, dict) and isinstance(item.get("include-group"), str):
+            if item["include-group"] not in seen:
+                more, more_warnings = _group(groups, item["include-group"], seen)
+                out += more
+                warnings += more_warnings
+        elif isinstance(item, str):
+            if "://" in item:
+                warnings.append(f"pyproject.toml [dependency-groups] {name}: dropped URL requirement {item}")
+            else:
+                out += _valid([item])
+    return out, warnings
+
+
+def _poetry_names(table: Mapping[str, object]) -> list[str]:
+    """Names of a poetry dependency table (poetry's ^ and ~ are not PEP 440: the versions come from the
+    lock); git, url and path dependencies are left out."""
+    names = []
+    for name, value in table.items():
+        if name.lower() == "python" or (isinstance(value, dict) and {"git", "url", "path"} & set(value)):
+            continue
+        names.append(name)
+    return names
+
+
+def _valid(reqs: list[str]) -> list[str]:
+    out = []
+    for text in reqs:
+        try:
+            out.append(str(Requirement(text)))
+        except InvalidRequirement:
+            continue
+    return out
+
+
+def _test_extras(files: Mapping[str, str], pyproject: Mapping[str, object]) -> list[str]:
+    declared: set[str] = set(pyproject.get("project", {}).get("optional-dependencies", {}) or {})  # type: ignore[union-attr]
+    cfg = _config(files.get("setup.cfg", ""))
+    if cfg.has_section("options.extras_require"):
+        declared |= set(cfg.options("options.extras_require"))
+    setup_py = files.get("setup.py", "")
+    extras_block = re.search(r"extras_require\s*=\s*\{(.*?)\}", setup_py, re.S)
+    if extras_block:
+        declared |= set(re.findall(r"['\"]([\w-]+)['\"]\s*:", extras_block.group(1)))
+    return [extra for extra in (*_TEST_GROUPS, "dev") if extra in declared][:1]
+
+
+def _tox_deps(files: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    cfg = _config(files.get("tox.ini", ""))
+    if not cfg.has_option("testenv", "deps"):
+        return [], []
+    out: list[str] = []
+    warnings: list[str] = []
+    for raw in cfg.get("testenv", "deps", raw=True).splitlines():
+        line = raw.strip()
+        if not line or ":" in line.split("://")[0].split(";")[0] or "{" in line:
+            continue  # factor-conditional deps (lowest: ..., devel: URL) and substitutions are other tox envs
+        if line.startswith("-r"):
+            more, more_warnings = parse_requirements(files, _normpath(line[2:].strip()))
+            out += more
+            warnings += more_warnings
+        elif "://" in line:
+            warnings.append(f"tox.ini [testenv] deps: dropped URL requirement {line}")
+        else:
+            out += _valid([line])
+    return out, warnings
+
+
+def lock_pins(files: Mapping[str, str], python: str = "") -> tuple[dict[str, str], str, bool]:
+    """Versions a lock file pins: (canonical name -> pinned requirement, which file, whether it is whole).
+
+    `whole` is True for a Pipfile.lock (every package with its markers: installed as it is); for the
+    other locks only the packages the tests ask for take their pin, because their markers live on edges
+    of a graph that this reader does not walk.
+    """
+    if "Pipfile.lock" in files:
+        try:
+            data = json.loads(files["Pipfile.lock"])
+        except json.JSONDecodeError:
+            data = {}
+        pins = {}
+        for section in ("default", "develop"):
+            for name, entry in (data.get(section) or {}).items():
+                if isinstance(entry, dict) and isinstance(entry.get("version"), str):
+                    marker = f"; {entry['markers']}" if isinstance(entry.get("markers"), str) else ""
+                    pins[canonicalize_name(name)] = f"{name}{entry['version']}{marker}"
+        return pins, "Pipfile.lock", True
+    for path in ("uv.lock", "poetry.lock", "pdm.lock"):
+        if path in files:
+            versions: dict[str, set[str]] = {}
+            for package in _toml(files[path]).get("package", []):
+                locked = isinstance(package, dict) and isinstance(package.get("version"), str)
+                if locked and not _forked_for(package, python):
+                    name = canonicalize_name(str(package.get("name", "")))
+                    versions.setdefault(name, set()).add(package["version"])
+            # A name still locked at two versions (a fork this reader cannot place) is left to the resolver.
+            return {n: f"{n}=={next(iter(v))}" for n, v in versions.items() if len(v) == 1}, path, False
+    if "constraints.txt" in files:
+        reqs, _ = parse_requirements(files, "constraints.txt")
+        pins = {canonicalize_name(Requirement(r).name): r for r in reqs}
+        return pins, "constraints.txt", False
+    return {}, "", False
+
+
+def _forked_for(package: Mapping[str, object], python: str) -> bool:
+    """True when a uv.lock entry belongs to a fork of the resolution for other Pythons than `python`."""
+    markers = package.get("resolution-markers")
+    if not python or not isinstance(markers, list) or not markers:
+        return False
+    env = {
+        "python_version": ".".join(python.split(".")[:2]),
+        "python_full_version": python,
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "os_name": "posix",
+        "implementation_name": "cpython",
+    }
+    try:
+        return not any(Marker(m).evaluate(env) for m in markers if isinstance(m, str))
+    except InvalidMarker:
+        return False
+
+
+def project_dependencies(files: Mapping[str, str]) -> list[str]:
+    """[project].dependencies (the runtime requirements a lock's pins apply to); [] when dynamic."""
+    deps = _toml(files.get("pyproject.toml", "")).get("project", {}).get("dependencies", [])
+    return (
+        _valid([d for d in deps if isinstance(d, str) and "://" not in d]) if isinstance(deps, list) else []
+    )
+
+
+def _toml(text: str) -> dict:  # type: ignore[type-arg]
+    try:
+        return tomllib.loads(text) if text else {}
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
+def _config(text: str) -> configparser.ConfigParser:
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    with contextlib.suppress(configparser.Error):
+        parser.read_string(text)
+    return parser

@@ -1,0 +1,242 @@
+"""Environment recipes read from real git repositories built in tmp dirs: each commit's own files decide."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from repogym.envfile import repo_env_file
+from repogym.errors import EnvBuildError
+from repogym.task import EnvSpec, Task
+from repogym.validate.envresolve import (
+    plan_recipe,
+    read_recipe_files,
+    resolve_task_env,
+    scm_version,
+    subprojects_holding,
+)
+from repogym.validate.overrides import apply_overrides
+from repogym.validate.recipe import Python2OnlyError, choose_python
+
+from .conftest import _git
+
+INSTALLED = ["2.7.18", "3.6.15", "3.7.16", "3.8.18", "3.9.18", "3.10.13", "3.11.7", "3.12.1", "3.13.0"]
+
+SETUP_PY_2019 = """from setuptools import setup
+setup(
+    name="shop",
+    python_requires=">=3.6",
+    install_requires=["attrs"],
+    extras_require={"docs": ["sphinx"], "tests": ["pytest", "hypothesis"]},
+    classifiers=[
+        "Programming Language :: Python :: 3.6",
+        "Programming Language :: Python :: 3.7",
+    ],
+)
+"""
+TESTS_TXT = """# pip-compile output
+-r base.txt
+pytest==4.6.3 \\
+    --hash=sha256:0123
+git+https://github.com/example/pytest-private.git#egg=pytest-private
+"""
+PYPROJECT_2025 = """[build-system]
+requires = ["hatchling", "hatch-vcs"]
+build-backend = "hatchling.build"
+
+[project]
+name = "shop"
+dynamic = ["version"]
+requires-python = ">=3.10"
+dependencies = ["attrs>=23"]
+classifiers = ["Programming Language :: Python :: 3.12"]
+
+[dependency-groups]
+lint = ["ruff"]
+tests = ["pytest", "colorama ; sys_platform == 'win32'", {include-group = "lint"}]
+"""
+UV_LOCK = """version = 1
+[[package]]
+name = "attrs"
+version = "24.2.0"
+[[package]]
+name = "pytest"
+version = "8.3.3"
+[[package]]
+name = "ruff"
+version = "0.6.9"
+[[package]]
+name = "colorama"
+version = "0.4.6"
+"""
+
+
+def pins(install_line: str) -> tuple[str, ...]:
+    """The exact pins of a recipe's pins line (its --exclude-newer-package exemptions dropped)."""
+    words = shlex.split(install_line.split(" || ")[0])  # the fallback after || repeats the pins
+    return tuple(w for i, w in enumerate(words) if "==" in w and words[i - 1] != "--exclude-newer-package")
+
+
+def commit(repo: Path, files: dict[str, str], message: str, date: str) -> str:
+    for path, text in files.items():
+        target = repo / path
+        if text is None:
+            target.unlink()
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    _git(repo, "add", "-A")
+    subprocess.run(
+        ["git", "-c", "user.name=T", "-c", "user.email=t@x.invalid", "commit", "-q", "-m", message],
+        cwd=repo, check=True, env={"GIT_COMMITTER_DATE": date, "GIT_AUTHOR_DATE": date, "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    return _git(repo, "rev-parse", "HEAD").strip()
+
+
+def files_at(repo: Path, sha: str, into: Path) -> dict[str, str]:
+    into.mkdir()
+    subprocess.run(f"git archive {sha} | tar -x -C {into}", shell=True, cwd=repo, check=True)
+    return read_recipe_files(into)
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    """A project that moved from setup.py + pinned requirements (2019) to pyproject + uv.lock (2025)."""
+    repo = tmp_path_factory.mktemp("shop") / "shop"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    old = commit(
+        repo,
+        {"setup.py": SETUP_PY_2019, "requirements/tests.txt": TESTS_TXT, "requirements/base.txt": "attrs==19.1.0\n",
+         "shop/__init__.py": "", "tests/test_shop.py": "def test_x():\n    pass\n"},
+        "first", "2019-06-12T10:00:00+00:00",
+    )  # fmt: skip
+    _git(repo, "tag", "v1.4.0")
+    new = commit(
+        repo,
+        {"setup.py": None, "requirements/tests.txt": None, "requirements/base.txt": None,
+         "pyproject.toml": PYPROJECT_2025, "uv.lock": UV_LOCK},
+        "move to pyproject and uv", "2025-03-02T10:00:00+00:00",
+    )  # fmt: skip
+    return repo, old, new
+
+
+def test_a_2019_commit_gets_its_pins_its_python_and_its_date(history, tmp_path):
+    repo, old, _ = history
+    recipe = plan_recipe(files_at(repo, old, tmp_path / "old"), "2019-06-12T10:00:00+00:00", INSTALLED)
+    assert recipe.python == "3.7.16"  # the newest classified version, released before the commit
+    assert recipe.exclude_newer == "2019-06-12"
+    assert pins(recipe.install[0]) == ("attrs==19.1.0", "pytest==4.6.3")  # -r followed, hashes stripped
+    assert "--exclude-newer-package pytest=2099-12-31" in recipe.install[0]  # the pin file's word wins
+    assert (
+        " || UV_EXCLUDE_NEWER=2019-06-12T23:59:59Z " in recipe.install[0]
+    )  # what the pins need, if the day cannot
+    assert recipe.packages == ()
+    assert recipe.install[1:] == (
+        "/opt/repogym/bin/uv pip install --python /opt/repogym/venv/bin/python "
+        "--exclude-newer-package setuptools=2025-06-01 -e '.[tests]'",  # setuptools 64 came in 2022
+    )
+    assert recipe.warnings == (
+        "requirements/tests.txt: dropped URL requirement git+https://github.com/example/pytest-private.git"
+        "#egg=pytest-private (only the package index is reachable)",
+    )
+    assert "test dependencies: 2 from requirements/tests.txt" in recipe.steps
+
+
+def test_a_2025_commit_pins_its_test_group_from_uv_lock_and_versions_itself_from_the_tags(history, tmp_path):
+    repo, _, new = history
+    files = files_at(repo, new, tmp_path / "new")
+    recipe = plan_recipe(files, "2025-03-02T10:00:00+00:00", INSTALLED, scm_version(repo, new))
+    assert recipe.python == "3.12.1"  # >=3.10, classified 3.12; 3.13 exists but is not classified
+    assert pins(recipe.install[0]) == (
+        "pytest==8.3.3",
+        'colorama==0.4.6; sys_platform == "win32"',
+        "ruff==0.6.9",
+        "attrs==24.2.0",
+    )
+    assert recipe.install[1].startswith("SETUPTOOLS_SCM_PRETEND_VERSION=1.4.0 ")
+    assert any("from uv.lock" in step for step in recipe.steps)
+
+
+def test_python_2_only_code_is_named_and_a_missing_python_says_which_are_installed():
+    py2 = {"setup.py": "classifiers=['Programming Language :: Python :: 2.7']"}
+    with pytest.raises(Python2OnlyError, match=r"Python 2\.7 only"):
+        choose_python(py2, "2015-01-01", INSTALLED)
+    with pytest.raises(EnvBuildError, match=r"needs Python >=3.14 \(requires-python\), none installed"):
+        choose_python({"pyproject.toml": '[project]\nrequires-python = ">=3.14"\n'}, "2026-01-01", INSTALLED)
+
+
+def test_a_commit_before_a_python_release_never_gets_that_python():
+    python, why = choose_python({}, "2020-03-01", INSTALLED)
+    assert python == "3.8.18" and "released before 2020-03-01" in why
+
+
+def test_a_pipfile_lock_is_installed_whole_with_its_markers():
+    lock = {"default": {"attrs": {"version": "==21.2.0"}},
+            "develop": {"pytest": {"version": "==6.2.4"}, "pywin32": {"version": "==301", "markers": "sys_platform == 'win32'"}}}  # fmt: skip
+    recipe = plan_recipe({"Pipfile.lock": json.dumps(lock)}, "2021-06-01", INSTALLED)
+    assert pins(recipe.install[0]) == (
+        "attrs==21.2.0",
+        "pytest==6.2.4",
+        "pywin32==301; sys_platform == 'win32'",
+    )
+    assert len(recipe.install) == 1  # nothing to install of the repo itself
+
+
+def test_fields_a_task_sets_are_kept_and_the_rest_filled_and_recorded(history, tmp_path):
+    repo, old, _ = history
+    checkout = tmp_path / "co"
+    files_at(repo, old, checkout)
+    task = Task("shop-1", "o/shop", old, "", created_at="2019-06-12T10:00:00Z", env=EnvSpec(python="3.9"))
+    resolved = resolve_task_env(task, checkout, repo)
+    assert resolved.env.python == "3.9"  # the task's word wins
+    assert resolved.env.exclude_newer == "2019-06-12"
+    assert pins(resolved.env.install[0]) == ("attrs==19.1.0", "pytest==4.6.3")
+    assert resolved.metadata["env_recipe"]["filled"] == ["exclude_newer", "install", "packages"]
+    assert resolve_task_env(resolved, checkout, repo) == resolved  # a validated task resolves to itself
+
+
+def test_a_repositorys_own_repogym_toml_applies_before_the_command_lines_env_file(history, tmp_path):
+    repo, old, _ = history
+    (repo / "repogym.toml").write_text('[env]\npython = "3.8"\npackages = ["attrs"]\n')
+    cli_file = tmp_path / "override.toml"
+    cli_file.write_text('[[env.when]]\nuntil = "2020-01-01"\npython = "3.9"\n')
+    try:
+        task = Task("shop-1", "o/shop", old, "", created_at="2019-06-12T10:00:00Z", repo_source=str(repo))
+        (applied,), used = apply_overrides([task], cli_file)
+        assert (applied.env.python, applied.env.packages) == ("3.9", ("attrs",))
+        assert [u.source for u in used] == [str(repo / "repogym.toml"), str(cli_file)]
+        assert applied.metadata["env_rules"] == [f"{repo}/repogym.toml [env]", f"{cli_file} [[env.when]] #1"]
+    finally:
+        (repo / "repogym.toml").unlink()
+
+
+def test_a_bare_repository_s_repogym_toml_is_read_from_head(history, tmp_path):
+    repo, _, _ = history
+    (repo / "repogym.toml").write_text('[env]\ntest_cmd = "pytest -x"\n')
+    commit(repo, {}, "add repogym.toml", "2025-04-01T00:00:00+00:00")
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+    found = repo_env_file(bare)
+    assert found is not None and found.rules[0].fields == {"test_cmd": "pytest -x"}
+    assert found.source == f"{bare}/repogym.toml (HEAD)"
+
+
+def test_tests_of_a_subproject_with_its_own_packaging_install_it(tmp_path):
+    (tmp_path / "examples" / "js" / "tests").mkdir(parents=True)
+    (tmp_path / "examples" / "js" / "pyproject.toml").write_text('[project]\nname = "js-example"\n')
+    found = subprojects_holding(tmp_path, ["examples/js/tests/test_js.py", "tests/test_app.py"])
+    assert found == ("examples/js",)
+    recipe = plan_recipe({"setup.py": ""}, "2024-11-13", INSTALLED, subprojects=found)
+    assert recipe.install[-1].endswith("-e examples/js")
+
+
+def test_a_commit_dated_before_its_python_existed_resolves_as_of_the_recipes_day():
+    recipe = plan_recipe({"setup.py": ""}, "2000-01-01T00:00:00Z", INSTALLED, made_on="2026-12-01")
+    assert recipe.exclude_newer == "2026-12-01"
+    assert recipe.python == "3.13.0"  # no Python existed then: the newest allowed, not the oldest
+    assert "the commit's date 2000-01-01 predates Python 3.13: not a credible cutoff" in recipe.steps
