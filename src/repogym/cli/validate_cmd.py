@@ -146,7 +146,9 @@ def _with_progress(
 
 def _print_summary(run: ValidationRun, out: Path, funnel_path: Path) -> None:
     for applied in run.env_files:
-        console.print(f"env file {applied.source}: applied to {applied.tasks} candidate(s)", markup=False)
+        console.print(  # soft_wrap: a path the user copies is never broken across lines
+            f"env file {applied.source}: applied to {applied.tasks} candidate(s)", markup=False, soft_wrap=True
+        )
     console.print(run.funnel.table(title=f"validation funnel ({funnel_path})"))
     if run.funnel.by_method:
         console.print(run.funnel.method_table())
