@@ -16,7 +16,6 @@ import datetime
 import re
 import shlex
 import subprocess
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from repogym.patches import changed_paths
 from repogym.sandbox.envbuild import UV_PIP
 from repogym.sandbox.interpreters import find_interpreters
 from repogym.task import Task
+from repogym.validate.metadata_files import read_toml
 from repogym.validate.pythons import PYTHON_RELEASES
 from repogym.validate.recipe import (
     RECIPE_FILES,
@@ -195,18 +195,11 @@ def _setuptools_flag(files: Mapping[str, str], commit_date: str) -> str:
 
 def _built_with_setuptools(files: Mapping[str, str]) -> bool:
     """The project builds with setuptools: no [build-system] table, or one that requires it."""
-    data = _toml_text(files.get("pyproject.toml", ""))
+    data = read_toml(files.get("pyproject.toml", ""))
     requires = data.get("build-system", {}).get("requires")
     if not isinstance(requires, list):
         return True
     return any(isinstance(r, str) and r.lower().startswith("setuptools") for r in requires)
-
-
-def _toml_text(text: str) -> dict:  # type: ignore[type-arg]
-    try:
-        return tomllib.loads(text) if text else {}
-    except tomllib.TOMLDecodeError:
-        return {}
 
 
 def subprojects_holding(root: Path, test_paths: list[str]) -> tuple[str, ...]:

@@ -7,14 +7,13 @@ after it. Python 2 only code is its own error (repogym builds Python 3 environme
 
 from __future__ import annotations
 
-import configparser
 import re
-import tomllib
 from collections.abc import Mapping
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from repogym.errors import EnvBuildError
+from repogym.validate.metadata_files import read_config, read_toml
 
 #: First release of each CPython minor version (a commit is built with a Python that existed then).
 PYTHON_RELEASES = {
@@ -93,13 +92,13 @@ def _allows_python3(specifier: SpecifierSet | None) -> bool:
 
 def _requires_python(files: Mapping[str, str]) -> tuple[SpecifierSet | None, str]:
     raw, where = "", ""
-    project = _toml(files.get("pyproject.toml", "")).get("project", {})
+    project = read_toml(files.get("pyproject.toml", "")).get("project", {})
     if isinstance(project.get("requires-python"), str):
         raw, where = project["requires-python"], "requires-python"
     elif (match := _PY_REQUIRES_SETUP.search(files.get("setup.py", ""))) is not None:
         raw, where = match.group(1), "python_requires"
     else:
-        cfg = _config(files.get("setup.cfg", ""))
+        cfg = read_config(files.get("setup.cfg", ""))
         if cfg.has_option("options", "python_requires"):
             raw, where = cfg.get("options", "python_requires", raw=True), "python_requires"
     try:
@@ -111,7 +110,7 @@ def _requires_python(files: Mapping[str, str]) -> tuple[SpecifierSet | None, str
 def _named_versions(files: Mapping[str, str]) -> set[str]:
     """Python minor versions the classifiers name, else the tox envlist and CI matrices."""
     named: set[str] = set()
-    for classifier in _toml(files.get("pyproject.toml", "")).get("project", {}).get("classifiers", []):
+    for classifier in read_toml(files.get("pyproject.toml", "")).get("project", {}).get("classifiers", []):
         if isinstance(classifier, str) and (m := _CLASSIFIER.match(classifier)):
             named.add(f"{m.group(1)}.{m.group(2)}")
     for text in (files.get("setup.py", ""), files.get("setup.cfg", "")):
@@ -128,19 +127,3 @@ def _named_versions(files: Mapping[str, str]) -> set[str]:
                         f"{a}.{b}" for a, b in _CI_VERSION.findall(line) if f"{a}.{b}" in PYTHON_RELEASES
                     }
     return named
-
-
-def _toml(text: str) -> dict:  # type: ignore[type-arg]
-    try:
-        return tomllib.loads(text) if text else {}
-    except tomllib.TOMLDecodeError:
-        return {}
-
-
-def _config(text: str) -> configparser.ConfigParser:
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
-        return parser
-    return parser

@@ -17,12 +17,9 @@ a warning, because nothing but the package index is reachable from the build.
 
 from __future__ import annotations
 
-import configparser
-import contextlib
 import datetime
 import json
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -30,6 +27,7 @@ from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from repogym.validate.metadata_files import read_config, read_toml
 from repogym.validate.pythons import Python2OnlyError, choose_python
 
 __all__ = ["Python2OnlyError", "Recipe", "choose_python", "lock_pins", "parse_requirements"]
@@ -141,7 +139,7 @@ def requirements_for_tests(files: Mapping[str, str]) -> tuple[list[str], list[st
     test groups, test extras, tox's [testenv] deps. Test extras are returned apart (they go on the
     editable install, so that setup.py's extras_require counts without running setup.py here).
     """
-    pyproject = _toml(files.get("pyproject.toml", ""))
+    pyproject = read_toml(files.get("pyproject.toml", ""))
     extras = _test_extras(files, pyproject)
     for path in _TEST_REQUIREMENT_FILES:
         if path in files:
@@ -220,7 +218,7 @@ def _valid(reqs: list[str]) -> list[str]:
 
 def _test_extras(files: Mapping[str, str], pyproject: Mapping[str, object]) -> list[str]:
     declared: set[str] = set(pyproject.get("project", {}).get("optional-dependencies", {}) or {})  # type: ignore[union-attr]
-    cfg = _config(files.get("setup.cfg", ""))
+    cfg = read_config(files.get("setup.cfg", ""))
     if cfg.has_section("options.extras_require"):
         declared |= set(cfg.options("options.extras_require"))
     setup_py = files.get("setup.py", "")
@@ -231,7 +229,7 @@ def _test_extras(files: Mapping[str, str], pyproject: Mapping[str, object]) -> l
 
 
 def _tox_deps(files: Mapping[str, str]) -> tuple[list[str], list[str]]:
-    cfg = _config(files.get("tox.ini", ""))
+    cfg = read_config(files.get("tox.ini", ""))
     if not cfg.has_option("testenv", "deps"):
         return [], []
     out: list[str] = []
@@ -273,7 +271,7 @@ def lock_pins(files: Mapping[str, str], python: str = "") -> tuple[dict[str, str
     for path in ("uv.lock", "poetry.lock", "pdm.lock"):
         if path in files:
             versions: dict[str, set[str]] = {}
-            for package in _toml(files[path]).get("package", []):
+            for package in read_toml(files[path]).get("package", []):
                 locked = isinstance(package, dict) and isinstance(package.get("version"), str)
                 if locked and not _forked_for(package, python):
                     name = canonicalize_name(str(package.get("name", "")))
@@ -308,21 +306,7 @@ def _forked_for(package: Mapping[str, object], python: str) -> bool:
 
 def project_dependencies(files: Mapping[str, str]) -> list[str]:
     """[project].dependencies (the runtime requirements a lock's pins apply to); [] when dynamic."""
-    deps = _toml(files.get("pyproject.toml", "")).get("project", {}).get("dependencies", [])
+    deps = read_toml(files.get("pyproject.toml", "")).get("project", {}).get("dependencies", [])
     return (
         _valid([d for d in deps if isinstance(d, str) and "://" not in d]) if isinstance(deps, list) else []
     )
-
-
-def _toml(text: str) -> dict:  # type: ignore[type-arg]
-    try:
-        return tomllib.loads(text) if text else {}
-    except tomllib.TOMLDecodeError:
-        return {}
-
-
-def _config(text: str) -> configparser.ConfigParser:
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    with contextlib.suppress(configparser.Error):
-        parser.read_string(text)
-    return parser
