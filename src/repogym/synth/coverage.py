@@ -169,8 +169,8 @@ def measure(runtime: TaskRuntime, cache_file: Path | None = None) -> CoverageMap
         + parser.command(test_cmd, [], f"{OUT_DIR}/{report_name}")
     )
     with runtime.episode() as episode:
-        mounts = episode.mounts(Bind(PLUGIN_DIR, PLUGIN_MOUNT), *plugin_binds(parser.plugin_dir))
-        result = runtime.sandbox.run(command, mounts, runtime.limits)
+        # episode.run, as every test run: the task's test_env applies and the report launcher is bound.
+        result = episode.run(command, binds=(Bind(PLUGIN_DIR, PLUGIN_MOUNT), *plugin_binds(parser.plugin_dir)))
         report_text = read_jail_file(episode.layer.out / report_name)
         coverage_text = read_jail_file(episode.layer.out / coverage_name)
     report = parser.parse(TestRun(result.output, report_text, result.exit_code, result.timed_out))
