@@ -42,7 +42,7 @@ from pathlib import Path, PurePosixPath
 
 from repogym.errors import EnvBuildError, RepogymError, RepoSourceError
 from repogym.grading.canary import Canary, plant_canary
-from repogym.grading.candidate import FilteredPatch, PristineText, filter_candidate
+from repogym.grading.candidate import FilteredPatch, PristineText, check_changes, filter_candidate
 from repogym.grading.judge import judge
 from repogym.grading.parsers import TestRun, get_parser
 from repogym.grading.parsers.common import shell_join
@@ -50,6 +50,7 @@ from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, TestRep
 from repogym.patches import changed_paths, parse_patch
 from repogym.sandbox.base import OUT_DIR, ExecResult, Limits, Sandbox, plugin_binds, read_jail_file
 from repogym.sandbox.cache import cache_dir
+from repogym.sandbox.layerchanges import layer_changes
 from repogym.sandbox.runtime import Episode, TaskRuntime, reinstall_if_packaging_changed
 from repogym.task import Task
 
@@ -273,8 +274,16 @@ def _protected_paths_changed(
     """What the applied candidate really changed, checked with the same rules as its headers.
 
     Header parsing can be fooled (quoting, rename headers, patch(1)'s own rules); the working tree
-    cannot. Ignored files count too: a .gitignore must not hide a conftest.py.
+    cannot. Ignored files count too: a .gitignore must not hide a conftest.py. With overlayfs the changed
+    paths are read from the episode's upper layer, the kernel's record of what was written (a few ms);
+    without it, or when the layer uses features that are not replayed, from a git diff of the whole tree
+    in the jail (0.2-2.5 s on pytest's repo).
     """
+    overlay = episode.layer.overlay()
+    if overlay is not None and overlay.upper is not None:
+        changes = layer_changes(overlay.upper, overlay.lowers)
+        if changes is not None:
+            return check_changes(changes, test_paths, pristine_text, command_paths)
     actual, result = episode.diff(include_ignored=True)
     if not result.ok:
         return f"(could not list the changes: {_tail(result)})"
