@@ -51,6 +51,7 @@ from repogym.grading.parsers.django import parse_log_django
 from repogym.grading.parsers.swebench_ids import read_printed
 from repogym.grading.parsers.sympy import parse_log_sympy
 from repogym.patches import changed_paths
+from repogym.sandbox.base import Limits
 from repogym.sandbox.runtime import TaskRuntime
 from repogym.task import Task
 
@@ -102,9 +103,9 @@ def _done(out: Path) -> dict[tuple[str, str], dict]:
     return {(r["instance_id"], r["kind"]): r for r in rows}
 
 
-def _grade_row(task: Task, kind: str, patch: str, repos_dir: str) -> dict:
+def _grade_row(task: Task, kind: str, patch: str, repos_dir: str, wall_s: float) -> dict:
     started = time.perf_counter()
-    result = grade(task, patch, repos_dir=repos_dir)
+    result = grade(task, patch, repos_dir=repos_dir, limits=Limits(wall_s=wall_s))
     row = {
         "instance_id": task.instance_id,
         "kind": kind,
@@ -138,7 +139,7 @@ def verdicts(args: argparse.Namespace) -> None:
     print(f"{len(tasks)} tasks, {len(todo)} grades to do ({len(done)} done); load {load_average()}", flush=True)
     for index, (task, kind) in enumerate(todo, start=1):
         patch = {"gold": task.patch, "empty": "", "pred": predictions.get(task.instance_id, "")}[kind]
-        row = _grade_row(task, kind, patch, args.repos_dir)
+        row = _grade_row(task, kind, patch, args.repos_dir, args.wall_s)
         with out.open("a") as stream:
             stream.write(json.dumps(row) + "\n")
         print(f"[{index}/{len(todo)}] {task.instance_id} {kind}: {row['outcome']} "
@@ -326,6 +327,8 @@ def main() -> None:
         mode.add_argument("--env-file", help="An env file applied after the specs (bench/swebench_offline.toml).")
     sub.choices["verdicts"].add_argument("--preds")
     sub.choices["verdicts"].add_argument("--out", required=True)
+    sub.choices["verdicts"].add_argument("--wall-s", type=float, default=600.0,
+                                         help="Wall-clock limit per jailed command (raise it on a loaded machine).")
     sub.choices["speed"].add_argument("--rounds", type=int, default=5)
     sub.choices["recheck"].add_argument("--out", action="append", required=True, help="A verdicts JSONL.")
     sub.choices["recheck"].add_argument("--swebench-harness", required=True,

@@ -110,9 +110,14 @@ def test_grading_tree_check_finds_the_tests_folder_removed_whole(toy_task, toy_r
 
 def test_grading_tree_check_finds_a_test_file_behind_a_folder_made_again(toy_task, toy_runtime):
     with toy_runtime.episode(readonly_git=True) as episode:
-        assert episode.run("rm -rf tests && mkdir tests && printf 'def test_x(): pass\\n' > tests/test_x.py").ok
+        assert episode.run(
+            "rm -rf tests && mkdir tests && printf 'def test_x(): pass\\n' > tests/test_x.py"
+        ).ok
         found = _check(toy_task, episode)
-    assert "tests/test_calc.py (overwritten by the test patch)" in found and "tests/test_x.py (test file)" in found
+    assert (
+        "tests/test_calc.py (overwritten by the test patch)" in found
+        and "tests/test_x.py (test file)" in found
+    )
 
 
 def test_grading_tree_check_finds_a_pytest_section_added_to_pyproject(toy_task, toy_runtime):

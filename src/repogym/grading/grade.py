@@ -38,6 +38,7 @@ import dataclasses
 import json
 import shlex
 import time
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from repogym.errors import EnvBuildError, RepogymError, RepoSourceError
@@ -46,7 +47,7 @@ from repogym.grading.candidate import FilteredPatch, PristineText, check_changes
 from repogym.grading.judge import judge
 from repogym.grading.parsers import TestRun, get_parser
 from repogym.grading.parsers.common import shell_join
-from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, TestReport
+from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, SkipRule, TestReport
 from repogym.patches import changed_paths, parse_patch
 from repogym.sandbox.base import OUT_DIR, ExecResult, Limits, Sandbox, plugin_binds, read_jail_file
 from repogym.sandbox.cache import cache_dir
@@ -82,8 +83,11 @@ def grade(
     limits: Limits | None = None,
     runtime: TaskRuntime | None = None,
     log_dir: str | Path | None = None,
+    skip_rule: SkipRule = SkipRule.STRICT,
 ) -> GradeResult:
-    """Grade `patch` (a unified diff) for `task` in a fresh episode of the sandbox."""
+    """Grade `patch` (a unified diff) for `task` in a fresh episode of the sandbox. `skip_rule`: how a skipped
+    required test counts (judge.py): STRICT, the default, for anything a reward is computed from; SWEBENCH
+    for SWE-bench's own verdict on SWE-bench instances."""
     started = time.perf_counter()
     if not task.FAIL_TO_PASS:
         return _result(
@@ -96,13 +100,17 @@ def grade(
     except (RepoSourceError, RepogymError) as exc:
         return _result(task, Outcome.INFRA_ERROR, str(exc))
     with runtime.episode(readonly_git=True) as episode:
-        result = grade_in_episode(task, patch, episode, log_dir=log_dir)
+        result = grade_in_episode(task, patch, episode, log_dir=log_dir, skip_rule=skip_rule)
     timings = {**runtime.timings, **result.timings, "total_s": time.perf_counter() - started}
     return dataclasses.replace(result, timings=timings)
 
 
 def grade_in_episode(
-    task: Task, patch: str, episode: Episode, log_dir: str | Path | None = None
+    task: Task,
+    patch: str,
+    episode: Episode,
+    log_dir: str | Path | None = None,
+    skip_rule: SkipRule = SkipRule.STRICT,
 ) -> GradeResult:
     """Grade in an episode that is at its pristine state (it is modified)."""
     timings: dict[str, float] = {}
@@ -110,13 +118,12 @@ def grade_in_episode(
     prepared = _prepare(task, patch, episode)
     if isinstance(prepared, GradeResult):
         return prepared
-    filtered, applied_with, canary = prepared
+    filtered, applied_with, canary, compile_errors = prepared
     timings["apply_s"] = time.perf_counter() - started
-    compile_errors = _compile_errors(episode, filtered.patch)
     started = time.perf_counter()
     report = run_tests(task, episode, [*task.FAIL_TO_PASS, *task.PASS_TO_PASS], log_dir=log_dir)
     timings["tests_s"] = time.perf_counter() - started
-    verdict = judge(task, report, canary)
+    verdict = judge(task, report, canary, skip_rule)
     return GradeResult(
         instance_id=task.instance_id,
         outcome=verdict.outcome,
@@ -130,13 +137,15 @@ def grade_in_episode(
         compile_errors=compile_errors,
         timings=timings,
         not_counted=verdict.not_counted,
+        skip_rule=skip_rule,
     )
 
 
 def _prepare(
     task: Task, patch: str, episode: Episode
-) -> tuple[FilteredPatch, str, Canary | None] | GradeResult:
-    """Apply what is accepted of the candidate, then the test patch and the canary; a GradeResult when that
+) -> tuple[FilteredPatch, str, Canary | None, tuple[str, ...]] | GradeResult:
+    """Apply what is accepted of the candidate, then the test patch and the canary, and compile the changed
+    Python files (in the test patch's jailed command: one sandbox start, not two); a GradeResult when that
     already decides the grade."""
     pristine = episode.runtime.pristine
     assert pristine is not None
@@ -157,13 +166,19 @@ def _prepare(
             return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
         reinstall_if_packaging_changed(episode, filtered.patch)  # as SWE-bench re-runs the install step
     canary = None
+    compile_step = _compile_step(episode, filtered.patch)
+    compile_tail = ""
     if task.test_patch.strip():
         canary = _plant(task, test_paths)
-        applied, failure, planted = _apply_test_patch(episode, task.test_patch, canary)
+        applied, failure, planted = _apply_test_patch(episode, task.test_patch, canary, compile_step)
         if not applied:
             return _result(task, Outcome.INFRA_ERROR, f"the task's test patch does not apply: {failure}")
         canary = canary if planted else None
-    return filtered, applied_with, canary
+        compile_tail = "the test patch's command ended first"
+    elif compile_step is not None:
+        compile_tail = _tail(episode.run(compile_step.command))
+        _remove_from_inbox(episode, compile_step.script)
+    return filtered, applied_with, canary, _compile_report(episode, compile_step, compile_tail)
 
 
 def _plant(task: Task, test_paths: list[str]) -> Canary | None:
@@ -171,9 +186,12 @@ def _plant(task: Task, test_paths: list[str]) -> Canary | None:
     return plant_canary(get_parser(task.env.log_parser).name, task.FAIL_TO_PASS, test_paths)
 
 
-def _apply_test_patch(episode: Episode, test_patch: str, canary: Canary | None) -> tuple[bool, str, bool]:
+def _apply_test_patch(
+    episode: Episode, test_patch: str, canary: Canary | None, compile_step: _CompileStep | None = None
+) -> tuple[bool, str, bool]:
     """(applied, why not, canary planted): the test patch with git apply and, in the same jailed command
-    (one sandbox start, not two), the canary appended by the sandbox uid to its file, never through a link."""
+    (one sandbox start, not two), the canary appended by the sandbox uid to its file, never through a link,
+    then the compile check when there is one."""
     patch = episode.put_file("test.patch", test_patch)
     command = f"git apply --whitespace=nowarn {patch}"
     marker = ""
@@ -182,11 +200,15 @@ def _apply_test_patch(episode: Episode, test_patch: str, canary: Canary | None) 
         target = shell_join([canary.path])
         marker = f"planted-{time.monotonic_ns()}"
         command += f" && {{ test -f {target} && ! test -L {target} && cat {code} >> {target} && echo {marker}; true; }}"
+    if compile_step is not None:
+        command = f"{{ {command}; }} && {{ {compile_step.command} >/dev/null 2>&1; true; }}"
     try:
         result = episode.run(command)
     finally:
         # Nothing the tests run may read the patches: the canary is the one test the test patch lacks.
         _remove_from_inbox(episode, patch, *([code] if canary is not None else []))
+        if compile_step is not None:
+            _remove_from_inbox(episode, compile_step.script)
     if not result.ok:
         return False, f"git apply: {_tail(result)}", False
     return True, "", bool(marker) and marker in result.output
@@ -330,17 +352,36 @@ def _inside_file(root: Path, path: str) -> bool:
     return target.is_relative_to(root.resolve()) and target.is_file()
 
 
-def _compile_errors(episode: Episode, patch: str) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class _CompileStep:
+    """The compile check of the candidate's Python files, as a jailed shell command."""
+
+    command: str
+    script: str
+    """Its script's path in the jail's inbox."""
+    report: str
+    """The report's file name in the episode's out folder: new per grade, so no earlier command's file
+    can stand in for it."""
+
+
+def _compile_step(episode: Episode, patch: str) -> _CompileStep | None:
     paths = [p for p in changed_paths(patch) if p.endswith(".py")]
     if not paths:
-        return ()
-    script = episode.put_file("compile_check.py", _COMPILE_SCRIPT)
-    out = f"{OUT_DIR}/compile_check.py"
+        return None
+    name = f"compile-{time.monotonic_ns()}.py"
+    script = episode.put_file(name, _COMPILE_SCRIPT)
     # -I -S: no site, no user paths, no PYTHON* variables: nothing of the candidate runs before compile().
-    result = episode.run(f"cp {script} {out} && python -I -S {out} " + shell_join(paths))
-    report = read_jail_file(episode.layer.out / "compile_check.py.out")
-    if not result.ok or report is None:
-        return (f"compile check did not run: {_tail(result)}",)
+    command = f"cp {script} {OUT_DIR}/{name} && python -I -S {OUT_DIR}/{name} " + shell_join(paths)
+    return _CompileStep(command, script, f"{name}.out")
+
+
+def _compile_report(episode: Episode, step: _CompileStep | None, tail: str) -> tuple[str, ...]:
+    """The compile errors the check reported; one error saying so when it wrote no readable report."""
+    if step is None:
+        return ()
+    report = read_jail_file(episode.layer.out / step.report)
+    if report is None:
+        return (f"compile check did not run: {tail}",)
     try:
         errors = json.loads(report)
     except json.JSONDecodeError:

@@ -118,8 +118,9 @@ def _compare(path: str, upper: Path, lowers: Sequence[Path]) -> PathChange | Non
     if new_kind == "none":
         return PathChange(path, ChangeKind.REMOVED, None)
     assert new is not None
-    change = PathChange(path, ChangeKind.ADDED if old_kind == "none" else ChangeKind.MODIFIED, new,
-                        is_link=new_kind == "link")
+    change = PathChange(
+        path, ChangeKind.ADDED if old_kind == "none" else ChangeKind.MODIFIED, new, is_link=new_kind == "link"
+    )
     if old is None or new_kind != old_kind or new_kind == "other":
         return change  # a FIFO or device is reported whatever it was: nothing to compare
     if new_kind == "link":
