@@ -47,6 +47,8 @@ _ALWAYS_CONFIG = frozenset({"conftest.py", ".gitattributes", *DEDICATED_FILES})
 _STARTUP_MODULES = frozenset({"sitecustomize.py", "usercustomize.py"})
 _METADATA_SUFFIXES = (".dist-info", ".egg-info", ".egg", ".egg-link")
 _COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd")
+#: `loaded_by_itself` reasons an install step's own outputs give (see `check_changes(by_install=True)`).
+_BUILD_OUTPUTS = frozenset({"package metadata (entry points)", "compiled code"})
 PristineText = Callable[[str], str]
 """A repository path -> its text at the base commit ('' when there is none)."""
 
@@ -266,9 +268,15 @@ def check_changes(
     test_patch_paths: Iterable[str],
     pristine_text: PristineText,
     command_paths: Iterable[str] = (),
+    *,
+    by_install: bool = False,
 ) -> str:
     """What of the changes a working tree really holds breaks the rules `filter_candidate` applies to a
     patch's headers ('' when nothing does): header parsing can be fooled, the tree cannot.
+
+    `by_install`: the changes are what the repo's install step wrote after a packaging patch (it runs the
+    candidate's setup.py). Building writes compiled code and package metadata, so those are allowed, except
+    a changed ``entry_points.txt`` (it can register a pytest plugin); every other rule holds.
 
     >>> from pathlib import Path
     >>> from repogym.sandbox.layerchanges import ChangeKind
@@ -292,9 +300,25 @@ def check_changes(
             is_link=change.is_link,
             after=lambda _path, change=change: "" if change.kind is ChangeKind.REMOVED else change.new_text(),
         )
-        if reason:
-            found.append(f"{culprit} ({reason})")
+        entry = f"{culprit} ({reason})"
+        if reason and not (by_install and is_build_output(entry)):
+            found.append(entry)
     return ", ".join(found)
+
+
+def is_build_output(entry: str) -> bool:
+    """Whether an ignored-path entry ('path (reason)') is what an install step writes by itself: compiled
+    code or package metadata, but never a changed ``entry_points.txt`` (it can register a pytest plugin).
+
+    >>> [is_build_output(e) for e in ("calc.egg-info/SOURCES.txt (package metadata (entry points))",
+    ...  "calc.egg-info/entry_points.txt (package metadata (entry points))", "tests/conftest.py (test configuration)")]
+    [True, False, False]
+    """
+    for reason in _BUILD_OUTPUTS:
+        suffix = f" ({reason})"
+        if entry.endswith(suffix):
+            return PurePosixPath(entry[: -len(suffix)]).name != "entry_points.txt"
+    return False
 
 
 def _is_link(patched: PatchedFile) -> bool:

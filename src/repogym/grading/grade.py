@@ -43,7 +43,13 @@ from pathlib import Path, PurePosixPath
 
 from repogym.errors import EnvBuildError, RepogymError, RepoSourceError
 from repogym.grading.canary import Canary, plant_canary
-from repogym.grading.candidate import FilteredPatch, PristineText, check_changes, filter_candidate
+from repogym.grading.candidate import (
+    FilteredPatch,
+    PristineText,
+    check_changes,
+    filter_candidate,
+    is_build_output,
+)
 from repogym.grading.judge import judge
 from repogym.grading.parsers import TestRun, get_parser
 from repogym.grading.parsers.common import shell_join
@@ -164,7 +170,14 @@ def _prepare(
         if landed:
             detail = f"applying the patch changed paths a candidate may not change: {landed}"
             return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
-        reinstall_if_packaging_changed(episode, filtered.patch)  # as SWE-bench re-runs the install step
+        if reinstall_if_packaging_changed(episode, filtered.patch) is not None:  # as SWE-bench does
+            # The install ran the candidate's setup.py, which can write anything in the tree: check again.
+            landed = _protected_paths_changed(
+                episode, test_paths, pristine_text, command_paths, by_install=True
+            )
+            if landed:
+                detail = f"the install step, run for the patch's packaging changes, changed protected paths: {landed}"
+                return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
     canary = None
     compile_step = _compile_step(episode, filtered.patch)
     compile_tail = ""
@@ -291,7 +304,11 @@ def _apply(
 
 
 def _protected_paths_changed(
-    episode: Episode, test_paths: list[str], pristine_text: PristineText, command_paths: list[str]
+    episode: Episode,
+    test_paths: list[str],
+    pristine_text: PristineText,
+    command_paths: list[str],
+    by_install: bool = False,
 ) -> str:
     """What the applied candidate really changed, checked with the same rules as its headers.
 
@@ -305,12 +322,12 @@ def _protected_paths_changed(
     if overlay is not None and overlay.upper is not None:
         changes = layer_changes(overlay.upper, overlay.lowers)
         if changes is not None:
-            return check_changes(changes, test_paths, pristine_text, command_paths)
+            return check_changes(changes, test_paths, pristine_text, command_paths, by_install=by_install)
     actual, result = episode.diff(include_ignored=True)
     if not result.ok:
         return f"(could not list the changes: {_tail(result)})"
     check = filter_candidate(actual, test_paths, pristine_text, command_paths)
-    return check.rejected or ", ".join(check.ignored)
+    return check.rejected or ", ".join(i for i in check.ignored if not (by_install and is_build_output(i)))
 
 
 def command_files(test_cmd: str, pristine: Path) -> list[str]:
