@@ -82,15 +82,19 @@ def swebench_statuses(task: Task, log: str) -> dict[str, str]:
 
 
 def swebench_resolved(statuses: dict[str, str], task: Task) -> bool:
-    """SWE-bench's FULL: F2P and P2P rates of 1, where a test passed (PASSED, XFAIL) or failed (FAILED, ERROR,
-    missing) and anything else counts neither way; a rate over no counted test is 1."""
+    """SWE-bench's FULL (harness/grading.py, v5.0.0+): F2P and P2P rates of 1, where a test passed (PASSED,
+    XFAIL) or failed (FAILED, ERROR, missing), a SKIPPED F2P test failed and a SKIPPED P2P test was maintained;
+    a rate over no counted test is 1."""
 
-    def rate(tests: list[str]) -> float:
-        passed = sum(statuses.get(t) in ("PASSED", "XFAIL") for t in tests)
-        failed = sum(t not in statuses or statuses[t] in ("FAILED", "ERROR") for t in tests)
+    def rate(tests: list[str], skipped_passes: bool) -> float:
+        ok = ("PASSED", "XFAIL", "SKIPPED") if skipped_passes else ("PASSED", "XFAIL")
+        passed = sum(statuses.get(t) in ok for t in tests)
+        failed = sum(t not in statuses or statuses[t] in ("FAILED", "ERROR", "SKIPPED") for t in tests) - (
+            sum(statuses.get(t) == "SKIPPED" for t in tests) if skipped_passes else 0
+        )
         return 1.0 if passed + failed == 0 else passed / (passed + failed)
 
-    return rate(task.FAIL_TO_PASS) == 1 and rate(task.PASS_TO_PASS) == 1
+    return rate(task.FAIL_TO_PASS, False) == 1 and rate(task.PASS_TO_PASS, True) == 1
 
 
 # -- verdicts ------------------------------------------------------------------------------------------------

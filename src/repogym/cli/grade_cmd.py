@@ -6,15 +6,6 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
 from repogym.cli.common import check_sandbox, console, err_console, exits_on_error, print_json, track
 from repogym.dataset import load_tasks
@@ -147,6 +138,8 @@ def _print_result(result: GradeResult) -> None:
     )
     if result.detail:
         console.print(result.detail, markup=False)
+    from rich.table import Table  # only when printed: a --json grade pays for no table (start-up, issue 10)
+
     table = Table(show_header=True)
     table.add_column("test")
     table.add_column("kind")
@@ -174,6 +167,17 @@ def _grade_file(
     repos: str | None,
     rule: SkipRule | None,
 ) -> None:  # type: ignore[no-untyped-def]
+    # The progress bar and the tables only for a whole file: one instance's grade starts without them.
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.table import Table
+
     from repogym.grading.batch import grade_predictions
     from repogym.predictions import load_predictions
 
