@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from repogym.errors import EnvBuildError, RepogymError, RepoSourceError
+from repogym.grading import onepass
 from repogym.grading.canary import Canary, plant_canary
 from repogym.grading.candidate import (
     FilteredPatch,
@@ -163,6 +164,14 @@ def _prepare(
         return _result(task, Outcome.PATCH_APPLY_FAILED, f"patch refused: {filtered.rejected}")
     applied_with = ""
     if filtered.patch:
+        sections = onepass.usable(episode, changed_paths(filtered.patch), task.test_patch)
+        if sections is not None:
+            done = _prepare_in_one_pass(
+                task, episode, filtered, sections, test_paths, pristine_text, command_paths
+            )
+            if done is not None:
+                return done
+            episode.reset()  # the slow way decides, from the pristine state
         applied_with, failure = _apply(episode, filtered.patch, "candidate.patch")
         if not applied_with:
             return _result(task, Outcome.PATCH_APPLY_FAILED, failure, ignored=filtered.ignored)
@@ -192,6 +201,41 @@ def _prepare(
         compile_tail = _tail(episode.run(compile_step.command))
         _remove_from_inbox(episode, compile_step.script)
     return filtered, applied_with, canary, _compile_report(episode, compile_step, compile_tail)
+
+
+def _prepare_in_one_pass(
+    task: Task,
+    episode: Episode,
+    filtered: FilteredPatch,
+    sections: list,
+    test_paths: list[str],
+    pristine_text: PristineText,
+    command_paths: list[str],
+) -> tuple[FilteredPatch, str, Canary | None, tuple[str, ...]] | GradeResult | None:
+    """`_prepare` in one jailed command (onepass.py); None when the slow way must decide."""
+    canary = _plant(task, test_paths)
+    compile_step = _compile_step(episode, filtered.patch)
+    try:
+        done = onepass.run(
+            episode, filtered.patch, task.test_patch, canary, compile_step.command if compile_step else None
+        )
+    finally:
+        if compile_step is not None:
+            _remove_from_inbox(episode, compile_step.script)
+    if done.apply_failure:
+        return _result(task, Outcome.PATCH_APPLY_FAILED, done.apply_failure, ignored=filtered.ignored)
+    if done.fallback:
+        return None
+    landed, fallback = onepass.check(
+        episode, sections, canary, done.planted, test_paths, pristine_text, command_paths
+    )
+    if fallback:
+        return None
+    if landed:
+        detail = f"applying the patch changed paths a candidate may not change: {landed}"
+        return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
+    errors = _compile_report(episode, compile_step, "the one-pass command ended first")
+    return filtered, done.applied_with, canary if done.planted else None, errors
 
 
 def _plant(task: Task, test_paths: list[str]) -> Canary | None:
