@@ -35,10 +35,8 @@ Not guaranteed:
 from __future__ import annotations
 
 import dataclasses
-import json
 import shlex
 import time
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from repogym.errors import EnvBuildError, RepogymError, RepoSourceError
@@ -51,6 +49,7 @@ from repogym.grading.candidate import (
     filter_candidate,
     is_build_output,
 )
+from repogym.grading.compile_check import CompileStep, compile_report, compile_step
 from repogym.grading.judge import judge
 from repogym.grading.parsers import TestRun, get_parser
 from repogym.grading.parsers.common import shell_join
@@ -66,18 +65,6 @@ from repogym.task import Task
 _APPLY_STRATEGIES = (
     ("git apply", "git apply --whitespace=nowarn {patch}"),
     ("patch --fuzz=3", "patch --batch --forward -p1 --fuzz=3 --no-backup-if-mismatch -i {patch}"),
-)
-_COMPILE_SCRIPT = (
-    "import json, sys\n"
-    "bad = []\n"
-    "for path in sys.argv[1:]:\n"
-    "    try:\n"
-    "        compile(open(path, 'rb').read(), path, 'exec')\n"
-    "    except (SyntaxError, ValueError) as exc:\n"
-    "        bad.append('%s: %s' % (path, exc))\n"
-    "    except OSError:\n"
-    "        pass\n"
-    "open(sys.argv[0] + '.out', 'w').write(json.dumps(bad))\n"
 )
 
 
@@ -188,19 +175,19 @@ def _prepare(
                 detail = f"the install step, run for the patch's packaging changes, changed protected paths: {landed}"
                 return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
     canary = None
-    compile_step = _compile_step(episode, filtered.patch)
+    compiling = compile_step(episode, filtered.patch)
     compile_tail = ""
     if task.test_patch.strip():
         canary = _plant(task, test_paths)
-        applied, failure, planted = _apply_test_patch(episode, task.test_patch, canary, compile_step)
+        applied, failure, planted = _apply_test_patch(episode, task.test_patch, canary, compiling)
         if not applied:
             return _result(task, Outcome.INFRA_ERROR, f"the task's test patch does not apply: {failure}")
         canary = canary if planted else None
         compile_tail = "the test patch's command ended first"
-    elif compile_step is not None:
-        compile_tail = _tail(episode.run(compile_step.command))
-        _remove_from_inbox(episode, compile_step.script)
-    return filtered, applied_with, canary, _compile_report(episode, compile_step, compile_tail)
+    elif compiling is not None:
+        compile_tail = _tail(episode.run(compiling.command))
+        _remove_from_inbox(episode, compiling.script)
+    return filtered, applied_with, canary, compile_report(episode, compiling, compile_tail)
 
 
 def _prepare_in_one_pass(
@@ -214,14 +201,14 @@ def _prepare_in_one_pass(
 ) -> tuple[FilteredPatch, str, Canary | None, tuple[str, ...]] | GradeResult | None:
     """`_prepare` in one jailed command (onepass.py); None when the slow way must decide."""
     canary = _plant(task, test_paths)
-    compile_step = _compile_step(episode, filtered.patch)
+    compiling = compile_step(episode, filtered.patch)
     try:
         done = onepass.run(
-            episode, filtered.patch, task.test_patch, canary, compile_step.command if compile_step else None
+            episode, filtered.patch, task.test_patch, canary, compiling.command if compiling else None
         )
     finally:
-        if compile_step is not None:
-            _remove_from_inbox(episode, compile_step.script)
+        if compiling is not None:
+            _remove_from_inbox(episode, compiling.script)
     if done.apply_failure:
         return _result(task, Outcome.PATCH_APPLY_FAILED, done.apply_failure, ignored=filtered.ignored)
     if done.fallback:
@@ -234,7 +221,7 @@ def _prepare_in_one_pass(
     if landed:
         detail = f"applying the patch changed paths a candidate may not change: {landed}"
         return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
-    errors = _compile_report(episode, compile_step, "the one-pass command ended first")
+    errors = compile_report(episode, compiling, "the one-pass command ended first")
     return filtered, done.applied_with, canary if done.planted else None, errors
 
 
@@ -244,7 +231,7 @@ def _plant(task: Task, test_paths: list[str]) -> Canary | None:
 
 
 def _apply_test_patch(
-    episode: Episode, test_patch: str, canary: Canary | None, compile_step: _CompileStep | None = None
+    episode: Episode, test_patch: str, canary: Canary | None, compiling: CompileStep | None = None
 ) -> tuple[bool, str, bool]:
     """(applied, why not, canary planted): the test patch with git apply and, in the same jailed command
     (one sandbox start, not two), the canary appended by the sandbox uid to its file, never through a link,
@@ -257,15 +244,15 @@ def _apply_test_patch(
         target = shell_join([canary.path])
         marker = f"planted-{time.monotonic_ns()}"
         command += f" && {{ test -f {target} && ! test -L {target} && cat {code} >> {target} && echo {marker}; true; }}"
-    if compile_step is not None:
-        command = f"{{ {command}; }} && {{ {compile_step.command} >/dev/null 2>&1; true; }}"
+    if compiling is not None:
+        command = f"{{ {command}; }} && {{ {compiling.command} >/dev/null 2>&1; true; }}"
     try:
         result = episode.run(command)
     finally:
         # Nothing the tests run may read the patches: the canary is the one test the test patch lacks.
         _remove_from_inbox(episode, patch, *([code] if canary is not None else []))
-        if compile_step is not None:
-            _remove_from_inbox(episode, compile_step.script)
+        if compiling is not None:
+            _remove_from_inbox(episode, compiling.script)
     if not result.ok:
         return False, f"git apply: {_tail(result)}", False
     return True, "", bool(marker) and marker in result.output
@@ -411,45 +398,6 @@ def _inside_file(root: Path, path: str) -> bool:
     except (OSError, RuntimeError):
         return False
     return target.is_relative_to(root.resolve()) and target.is_file()
-
-
-@dataclass(frozen=True)
-class _CompileStep:
-    """The compile check of the candidate's Python files, as a jailed shell command."""
-
-    command: str
-    script: str
-    """Its script's path in the jail's inbox."""
-    report: str
-    """The report's file name in the episode's out folder: new per grade, so no earlier command's file
-    can stand in for it."""
-
-
-def _compile_step(episode: Episode, patch: str) -> _CompileStep | None:
-    paths = [p for p in changed_paths(patch) if p.endswith(".py")]
-    if not paths:
-        return None
-    name = f"compile-{time.monotonic_ns()}.py"
-    script = episode.put_file(name, _COMPILE_SCRIPT)
-    # -I -S: no site, no user paths, no PYTHON* variables: nothing of the candidate runs before compile().
-    command = f"cp {script} {OUT_DIR}/{name} && python -I -S {OUT_DIR}/{name} " + shell_join(paths)
-    return _CompileStep(command, script, f"{name}.out")
-
-
-def _compile_report(episode: Episode, step: _CompileStep | None, tail: str) -> tuple[str, ...]:
-    """The compile errors the check reported; one error saying so when it wrote no readable report."""
-    if step is None:
-        return ()
-    report = read_jail_file(episode.layer.out / step.report)
-    if report is None:
-        return (f"compile check did not run: {tail}",)
-    try:
-        errors = json.loads(report)
-    except json.JSONDecodeError:
-        errors = None
-    if not isinstance(errors, list) or not all(isinstance(e, str) for e in errors):
-        return ("compile check wrote no readable report",)
-    return tuple(errors)
 
 
 def _log_path(task: Task, log_dir: str | Path | None) -> Path:
