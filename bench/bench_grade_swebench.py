@@ -51,6 +51,7 @@ from repogym.grading.parsers.django import parse_log_django
 from repogym.grading.parsers.swebench_ids import read_printed
 from repogym.grading.parsers.sympy import parse_log_sympy
 from repogym.patches import changed_paths
+from repogym.sandbox.base import Limits
 from repogym.sandbox.runtime import TaskRuntime
 from repogym.task import Task
 
@@ -81,15 +82,19 @@ def swebench_statuses(task: Task, log: str) -> dict[str, str]:
 
 
 def swebench_resolved(statuses: dict[str, str], task: Task) -> bool:
-    """SWE-bench's FULL: F2P and P2P rates of 1, where a test passed (PASSED, XFAIL) or failed (FAILED, ERROR,
-    missing) and anything else counts neither way; a rate over no counted test is 1."""
+    """SWE-bench's FULL (harness/grading.py, v5.0.0+): F2P and P2P rates of 1, where a test passed (PASSED,
+    XFAIL) or failed (FAILED, ERROR, missing), a SKIPPED F2P test failed and a SKIPPED P2P test was maintained;
+    a rate over no counted test is 1."""
 
-    def rate(tests: list[str]) -> float:
-        passed = sum(statuses.get(t) in ("PASSED", "XFAIL") for t in tests)
-        failed = sum(t not in statuses or statuses[t] in ("FAILED", "ERROR") for t in tests)
+    def rate(tests: list[str], skipped_passes: bool) -> float:
+        ok = ("PASSED", "XFAIL", "SKIPPED") if skipped_passes else ("PASSED", "XFAIL")
+        passed = sum(statuses.get(t) in ok for t in tests)
+        failed = sum(t not in statuses or statuses[t] in ("FAILED", "ERROR", "SKIPPED") for t in tests) - (
+            sum(statuses.get(t) == "SKIPPED" for t in tests) if skipped_passes else 0
+        )
         return 1.0 if passed + failed == 0 else passed / (passed + failed)
 
-    return rate(task.FAIL_TO_PASS) == 1 and rate(task.PASS_TO_PASS) == 1
+    return rate(task.FAIL_TO_PASS, False) == 1 and rate(task.PASS_TO_PASS, True) == 1
 
 
 # -- verdicts ------------------------------------------------------------------------------------------------
@@ -102,9 +107,9 @@ def _done(out: Path) -> dict[tuple[str, str], dict]:
     return {(r["instance_id"], r["kind"]): r for r in rows}
 
 
-def _grade_row(task: Task, kind: str, patch: str, repos_dir: str) -> dict:
+def _grade_row(task: Task, kind: str, patch: str, repos_dir: str, wall_s: float) -> dict:
     started = time.perf_counter()
-    result = grade(task, patch, repos_dir=repos_dir)
+    result = grade(task, patch, repos_dir=repos_dir, limits=Limits(wall_s=wall_s))
     row = {
         "instance_id": task.instance_id,
         "kind": kind,
@@ -138,7 +143,7 @@ def verdicts(args: argparse.Namespace) -> None:
     print(f"{len(tasks)} tasks, {len(todo)} grades to do ({len(done)} done); load {load_average()}", flush=True)
     for index, (task, kind) in enumerate(todo, start=1):
         patch = {"gold": task.patch, "empty": "", "pred": predictions.get(task.instance_id, "")}[kind]
-        row = _grade_row(task, kind, patch, args.repos_dir)
+        row = _grade_row(task, kind, patch, args.repos_dir, args.wall_s)
         with out.open("a") as stream:
             stream.write(json.dumps(row) + "\n")
         print(f"[{index}/{len(todo)}] {task.instance_id} {kind}: {row['outcome']} "
@@ -326,6 +331,8 @@ def main() -> None:
         mode.add_argument("--env-file", help="An env file applied after the specs (bench/swebench_offline.toml).")
     sub.choices["verdicts"].add_argument("--preds")
     sub.choices["verdicts"].add_argument("--out", required=True)
+    sub.choices["verdicts"].add_argument("--wall-s", type=float, default=600.0,
+                                         help="Wall-clock limit per jailed command (raise it on a loaded machine).")
     sub.choices["speed"].add_argument("--rounds", type=int, default=5)
     sub.choices["recheck"].add_argument("--out", action="append", required=True, help="A verdicts JSONL.")
     sub.choices["recheck"].add_argument("--swebench-harness", required=True,

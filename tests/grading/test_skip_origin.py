@@ -8,12 +8,12 @@ import dataclasses
 import pytest
 
 from repogym.grading.judge import judge
-from repogym.grading.report import Outcome, TestStatus
+from repogym.grading.report import Outcome, SkipRule, TestStatus
 from repogym.task import Task
 
 from .sandbox_runs import RUNS, git_task, run_all
 
-CORE = '''
+CORE = """
 import unittest
 import pytest
 
@@ -26,9 +26,9 @@ def hide_with_pytest_skip():
 def hide_behind_tracebackhide():
     __tracebackhide__ = True
     pytest.skip("hidden from pytest's own crash location")
-'''
+"""
 
-TESTS = '''
+TESTS = """
 import sys, unittest
 import pytest
 import pkg.core as core
@@ -69,15 +69,15 @@ class TestUnit(unittest.TestCase):
 
     def test_code_raises_skiptest(self):
         core.hide_with_skiptest()
-'''
+"""
 
-CONFTEST = '''
+CONFTEST = """
 import pytest
 
 @pytest.fixture
 def skipping_fixture():
     pytest.skip("the fixture's skip")
-'''
+"""
 
 MODULE_SKIP = 'import pytest\npytest.importorskip("no_such_module_anywhere")\n\ndef test_never():\n    pass\n'
 PACKAGE_SKIP = "import pkg.skip_on_import\n\ndef test_never():\n    pass\n"
@@ -90,19 +90,19 @@ def expected(python: str) -> dict[str, str]:
     # Python >= 3.11's unittest reports a skip while it handles the SkipTest, so pytest's addSkip sees it.
     context = not python or tuple(int(p) for p in python.split(".")[:2]) >= (3, 11)
     return {
-    T + "test_mark": "mark",
-    T + "test_skipif": "mark",
-    T + "test_skip_in_test": "tests/test_skips.py",
-    T + "test_importorskip_in_test": "tests/test_skips.py",
-    T + "test_fixture_skip": "tests/conftest.py",
-    T + "test_code_raises_skiptest": "pkg/core.py",
-    T + "test_code_calls_pytest_skip": "pkg/core.py",
-    T + "test_code_hides_its_frame": "pkg/core.py",
-    T + "TestUnit::test_decorated": "mark",
-    T + "TestUnit::test_skiptest_in_test": "tests/test_skips.py" if context else "",
-    T + "TestUnit::test_code_raises_skiptest": "pkg/core.py" if context else "",
-    T + "test_ok": "",
-}
+        T + "test_mark": "mark",
+        T + "test_skipif": "mark",
+        T + "test_skip_in_test": "tests/test_skips.py",
+        T + "test_importorskip_in_test": "tests/test_skips.py",
+        T + "test_fixture_skip": "tests/conftest.py",
+        T + "test_code_raises_skiptest": "pkg/core.py",
+        T + "test_code_calls_pytest_skip": "pkg/core.py",
+        T + "test_code_hides_its_frame": "pkg/core.py",
+        T + "TestUnit::test_decorated": "mark",
+        T + "TestUnit::test_skiptest_in_test": "tests/test_skips.py" if context else "",
+        T + "TestUnit::test_code_raises_skiptest": "pkg/core.py" if context else "",
+        T + "test_ok": "",
+    }
 
 
 @pytest.fixture(scope="module", params=sorted(RUNS))
@@ -118,7 +118,9 @@ def skips_run(request, tmp_path_factory, toy_task):
         "tests/test_package_skip.py": PACKAGE_SKIP,
     }
     env = dataclasses.replace(RUNS[request.param], test_cmd="python -m pytest -rA")  # pkg/ importable
-    task = git_task(tmp_path_factory.mktemp(request.param), files, env, f"t__skips-{request.param}", T + "test_ok")
+    task = git_task(
+        tmp_path_factory.mktemp(request.param), files, env, f"t__skips-{request.param}", T + "test_ok"
+    )
     report, log = run_all(task, tmp_path_factory.mktemp("logs"))
     assert report.collected, report.note + log
     return env.python, report
@@ -144,9 +146,9 @@ def test_modules_skipped_at_collection_record_their_origin(skips_report) -> None
     }
 
 
-def _verdict(report, pass_to_pass):
+def _verdict(report, pass_to_pass, rule=SkipRule.STRICT):
     task = Task("t", "o/r", "c0ffee", "", FAIL_TO_PASS=[T + "test_ok"], PASS_TO_PASS=pass_to_pass)
-    return judge(task, report)
+    return judge(task, report, skip_rule=rule)
 
 
 @pytest.mark.parametrize(
@@ -162,10 +164,14 @@ def _verdict(report, pass_to_pass):
     ],
 )
 @pytest.mark.slow
-def test_pass_to_pass_skipped_by_the_tests_is_not_a_regression(skips_report, test_id: str) -> None:
-    verdict = _verdict(skips_report, [test_id])
-    assert verdict.outcome is Outcome.RESOLVED, verdict.detail
-    assert test_id in verdict.not_counted
+@pytest.mark.parametrize("rule", list(SkipRule))
+def test_pass_to_pass_skipped_by_the_tests_is_still_not_a_pass(skips_report, test_id: str, rule) -> None:
+    """Strict: no skip origin is trusted (a skipif condition or an importorskip reads the code under test).
+    SWE-bench: its pytest parser reads `SKIPPED [1] file:line` and never sees the test's id, so the test is
+    missing, i.e. failed (judge.py's SKIPPED rules)."""
+    verdict = _verdict(skips_report, [test_id], rule)
+    assert verdict.outcome is Outcome.UNRESOLVED, verdict.detail
+    assert verdict.pass_to_pass[test_id] is TestStatus.SKIPPED and test_id not in verdict.not_counted
 
 
 @pytest.mark.parametrize(

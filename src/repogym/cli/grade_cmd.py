@@ -6,20 +6,11 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
 from repogym.cli.common import check_sandbox, console, err_console, exits_on_error, print_json, track
 from repogym.dataset import load_tasks
 from repogym.errors import RepogymError
-from repogym.grading.report import GradeResult, Outcome
+from repogym.grading.report import GradeResult, Outcome, SkipRule
 
 
 def register(app: typer.Typer) -> None:
@@ -46,6 +37,12 @@ def grade_command(
         "bwrap", "--sandbox", callback=check_sandbox, help="bwrap (isolated) or local (NO isolation)."
     ),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object (single-instance mode)."),
+    skip_rule: str = typer.Option(
+        "auto",
+        "--skip-rule",
+        help="How a skipped required test counts: strict (never a pass, as rewards count it), swebench "
+        "(SWE-bench's verdict), or auto (swebench for tasks imported from SWE-bench data, else strict).",
+    ),
 ) -> None:
     """Apply a patch and the task's tests in the sandbox; report SWE-bench's FULL / PARTIAL / NO.
 
@@ -57,6 +54,7 @@ def grade_command(
       repogym grade tasks.jsonl --instance acme__calc-12 --patch fix.diff --json
       repogym grade tasks.jsonl --predictions preds.jsonl --out report.json -j 2
     """
+    rule = _skip_rule(skip_rule)
     tasks = load_tasks(tasks_file)
     repos = str(repos_dir) if repos_dir else None
     if predictions is not None:
@@ -66,7 +64,7 @@ def grade_command(
             raise RepogymError(
                 "--predictions needs --out REPORT.json (re-running with the same --out resumes)"
             )
-        _grade_file(tasks, predictions, out, workers, sandbox, repos)
+        _grade_file(tasks, predictions, out, workers, sandbox, repos, rule)
         return
     if not instance:
         raise RepogymError(
@@ -75,6 +73,7 @@ def grade_command(
     if sum(bool(x) for x in (patch, gold, empty)) != 1:
         raise RepogymError("give exactly one of --patch FILE, --gold, --empty")
     from repogym.grading.grade import grade
+    from repogym.grading.judge import skip_rule_for
 
     task = tasks.get(instance)
     if gold:
@@ -84,13 +83,23 @@ def grade_command(
     else:
         text = read_patch_file(patch)
     with err_console.status(f"grading {instance} in the {sandbox} sandbox..."):
-        result = grade(task, text, sandbox=sandbox, repos_dir=repos)
+        result = grade(task, text, sandbox=sandbox, repos_dir=repos, skip_rule=rule or skip_rule_for(task))
     if json_out:
         print_json(result.to_dict())
     else:
         _print_result(result)
     if result.outcome in (Outcome.INFRA_ERROR, Outcome.ENV_BUILD_FAILED):
         sys.exit(1)
+
+
+def _skip_rule(name: str) -> SkipRule | None:
+    """--skip-rule's value: None for auto (decided per task)."""
+    if name == "auto":
+        return None
+    try:
+        return SkipRule(name)
+    except ValueError:
+        raise RepogymError(f"--skip-rule {name!r}: give one of auto, strict, swebench") from None
 
 
 def read_patch_file(path: Path) -> str:
@@ -129,6 +138,8 @@ def _print_result(result: GradeResult) -> None:
     )
     if result.detail:
         console.print(result.detail, markup=False)
+    from rich.table import Table  # only when printed: a --json grade pays for no table (start-up, issue 10)
+
     table = Table(show_header=True)
     table.add_column("test")
     table.add_column("kind")
@@ -148,8 +159,25 @@ def _print_result(result: GradeResult) -> None:
 
 
 def _grade_file(
-    tasks, predictions_file: Path, out: Path, workers: int, sandbox: str, repos: str | None
+    tasks,
+    predictions_file: Path,
+    out: Path,
+    workers: int,
+    sandbox: str,
+    repos: str | None,
+    rule: SkipRule | None,
 ) -> None:  # type: ignore[no-untyped-def]
+    # The progress bar and the tables only for a whole file: one instance's grade starts without them.
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.table import Table
+
     from repogym.grading.batch import grade_predictions
     from repogym.predictions import load_predictions
 
@@ -191,6 +219,7 @@ def _grade_file(
             workers=workers,
             sandbox=sandbox,
             repos_dir=repos,
+            skip_rule=rule,
             on_result=_done,
             on_start=_start,
         )

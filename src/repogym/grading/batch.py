@@ -17,7 +17,8 @@ from typing import Any
 from repogym.dataset import TaskSet
 from repogym.files import append_jsonl, read_jsonl_records, write_json
 from repogym.grading.grade import grade
-from repogym.grading.report import GradeResult, Outcome
+from repogym.grading.judge import skip_rule_for
+from repogym.grading.report import GradeResult, Outcome, SkipRule
 from repogym.predictions import Prediction
 
 #: Outcomes that mean the grader could not do its job (as opposed to the patch failing).
@@ -84,8 +85,10 @@ def grade_predictions(
     repos_dir: str | None = None,
     on_result: Callable[[GradeResult], None] | None = None,
     on_start: Callable[[int, int], None] | None = None,
+    skip_rule: SkipRule | None = None,
 ) -> BatchReport:
-    """Grade every prediction whose instance is in `tasks`; resume from the partial file if present."""
+    """Grade every prediction whose instance is in `tasks`; resume from the partial file if present.
+    `skip_rule`: None judges each task by `skip_rule_for(task)` (SWE-bench's rule for imported tasks)."""
     predictions = list(predictions)
     report = BatchReport(submitted=[p.instance_id for p in predictions], total_instances=len(tasks))
     partial = partial_path(report_path)
@@ -105,9 +108,9 @@ def grade_predictions(
     lock = threading.Lock()
 
     def _one(prediction: Prediction) -> GradeResult:
-        return grade(
-            tasks.get(prediction.instance_id), prediction.model_patch, sandbox=sandbox, repos_dir=repos_dir
-        )
+        task = tasks.get(prediction.instance_id)
+        rule = skip_rule or skip_rule_for(task)
+        return grade(task, prediction.model_patch, sandbox=sandbox, repos_dir=repos_dir, skip_rule=rule)
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         futures = [pool.submit(_one, p) for p in todo]

@@ -36,6 +36,7 @@ from unidiff import PatchedFile
 
 from repogym.grading.pytest_config import DEDICATED_FILES, SHARED_FILES, pytest_config_changed
 from repogym.patches import parse_patch
+from repogym.sandbox.layerchanges import ChangeKind, PathChange
 
 #: File names pytest collects by default (python_files), wherever they are.
 TEST_NAME_GLOBS = ("test_*.py", "*_test.py")
@@ -46,6 +47,8 @@ _ALWAYS_CONFIG = frozenset({"conftest.py", ".gitattributes", *DEDICATED_FILES})
 _STARTUP_MODULES = frozenset({"sitecustomize.py", "usercustomize.py"})
 _METADATA_SUFFIXES = (".dist-info", ".egg-info", ".egg", ".egg-link")
 _COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd")
+#: `loaded_by_itself` reasons an install step's own outputs give (see `check_changes(by_install=True)`).
+_BUILD_OUTPUTS = frozenset({"package metadata (entry points)", "compiled code"})
 PristineText = Callable[[str], str]
 """A repository path -> its text at the base commit ('' when there is none)."""
 
@@ -85,7 +88,14 @@ def filter_candidate(
         label = _label(patched)
         # The user's name for the file is checked first, so it is the one reported when it is to blame.
         ordered = [label, *(p for p in paths if p != label)]
-        culprit, reason = _ignore_reason(patched, ordered, protected, commands, pristine_text)
+        culprit, reason = _ignore_reason(
+            ordered,
+            protected,
+            commands,
+            pristine_text,
+            is_link=_is_link(patched),
+            after=lambda path, patched=patched: apply_hunks(pristine_text(path), patched),
+        )
         if reason:
             ignored.append(f"{culprit} ({reason})")
         else:
@@ -219,13 +229,16 @@ def loaded_by_itself(path: str) -> str:
 
 
 def _ignore_reason(
-    patched: PatchedFile,
     paths: list[str],
     protected: set[str],
     commands: set[str],
     pristine: PristineText,
+    *,
+    is_link: bool,
+    after: Callable[[str], str | None],
 ) -> tuple[str, str]:
-    """(the path to blame, why) for the first protected path, or ('', '')."""
+    """(the path to blame, why) for the first protected path, or ('', ''). `is_link`: the change makes the
+    file a symbolic link; `after(path)`: the file's text after the change (None when it cannot be known)."""
     # A shared config file's section is judged against its text at the base commit, under the names that
     # have one (`a/setup.cfg` is one of the names -p1 could mean, and has none); a new file under all.
     shared = [p for p in paths if PurePosixPath(p).name in SHARED_FILES]
@@ -243,11 +256,69 @@ def _ignore_reason(
         why = loaded_by_itself(path)
         if why:
             return path, why
-        if name in SHARED_FILES and _is_link(patched):
+        if name in SHARED_FILES and is_link:
             return path, "test configuration (a link: what pytest reads is not in the patch)"
-        if path in (existing or shared) and _changes_pytest_section(patched, path, pristine(path)):
+        if path in (existing or shared) and _changes_pytest_section(path, pristine(path), after(path)):
             return path, "test configuration section"
     return "", ""
+
+
+def check_changes(
+    changes: Iterable[PathChange],
+    test_patch_paths: Iterable[str],
+    pristine_text: PristineText,
+    command_paths: Iterable[str] = (),
+    *,
+    by_install: bool = False,
+) -> str:
+    """What of the changes a working tree really holds breaks the rules `filter_candidate` applies to a
+    patch's headers ('' when nothing does): header parsing can be fooled, the tree cannot.
+
+    `by_install`: the changes are what the repo's install step wrote after a packaging patch (it runs the
+    candidate's setup.py). Building writes compiled code and package metadata, so those are allowed, except
+    a changed ``entry_points.txt`` (it can register a pytest plugin); every other rule holds.
+
+    >>> from pathlib import Path
+    >>> from repogym.sandbox.layerchanges import ChangeKind
+    >>> changes = [PathChange("calc/core.py", ChangeKind.MODIFIED, Path("x")),
+    ...            PathChange("tests/conftest.py", ChangeKind.ADDED, Path("y"))]
+    >>> check_changes(changes, ["tests/test_calc.py"], lambda path: "")
+    'tests/conftest.py (test configuration)'
+    >>> check_changes([PathChange("a/.git/config", ChangeKind.ADDED, Path("z"))], [], lambda path: "")
+    "unsafe path 'a/.git/config' (absolute, '..' or .git)"
+    """
+    protected, commands = set(test_patch_paths), set(command_paths)
+    found: list[str] = []
+    for change in changes:
+        if _unsafe(change.path):
+            return f"unsafe path {change.path!r} (absolute, '..' or .git)"
+        culprit, reason = _ignore_reason(
+            [change.path],
+            protected,
+            commands,
+            pristine_text,
+            is_link=change.is_link,
+            after=lambda _path, change=change: "" if change.kind is ChangeKind.REMOVED else change.new_text(),
+        )
+        entry = f"{culprit} ({reason})"
+        if reason and not (by_install and is_build_output(entry)):
+            found.append(entry)
+    return ", ".join(found)
+
+
+def is_build_output(entry: str) -> bool:
+    """Whether an ignored-path entry ('path (reason)') is what an install step writes by itself: compiled
+    code or package metadata, but never a changed ``entry_points.txt`` (it can register a pytest plugin).
+
+    >>> [is_build_output(e) for e in ("calc.egg-info/SOURCES.txt (package metadata (entry points))",
+    ...  "calc.egg-info/entry_points.txt (package metadata (entry points))", "tests/conftest.py (test configuration)")]
+    [True, False, False]
+    """
+    for reason in _BUILD_OUTPUTS:
+        suffix = f" ({reason})"
+        if entry.endswith(suffix):
+            return PurePosixPath(entry[: -len(suffix)]).name != "entry_points.txt"
+    return False
 
 
 def _is_link(patched: PatchedFile) -> bool:
@@ -257,10 +328,9 @@ def _is_link(patched: PatchedFile) -> bool:
     )
 
 
-def _changes_pytest_section(patched: PatchedFile, path: str, original: str) -> bool:
-    """True if the edit changes what pytest reads from this shared file, judged on the file rebuilt from
-    the hunks; hunks that do not fit the original exactly (a fuzzy patch) cannot be judged and count."""
-    after = apply_hunks(original, patched)
+def _changes_pytest_section(path: str, original: str, after: str | None) -> bool:
+    """True if the edit changes what pytest reads from this shared file, judged on its text after the edit;
+    a text that cannot be known (hunks that do not fit the original exactly, a file that is not UTF-8) counts."""
     return after is None or pytest_config_changed(path, original, after)
 
 

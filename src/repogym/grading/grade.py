@@ -35,21 +35,29 @@ Not guaranteed:
 from __future__ import annotations
 
 import dataclasses
-import json
 import shlex
 import time
 from pathlib import Path, PurePosixPath
 
 from repogym.errors import EnvBuildError, RepogymError, RepoSourceError
+from repogym.grading import onepass
 from repogym.grading.canary import Canary, plant_canary
-from repogym.grading.candidate import FilteredPatch, PristineText, filter_candidate
+from repogym.grading.candidate import (
+    FilteredPatch,
+    PristineText,
+    check_changes,
+    filter_candidate,
+    is_build_output,
+)
+from repogym.grading.compile_check import CompileStep, compile_report, compile_step
 from repogym.grading.judge import judge
 from repogym.grading.parsers import TestRun, get_parser
 from repogym.grading.parsers.common import shell_join
-from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, TestReport
+from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, SkipRule, TestReport
 from repogym.patches import changed_paths, parse_patch
 from repogym.sandbox.base import OUT_DIR, ExecResult, Limits, Sandbox, plugin_binds, read_jail_file
 from repogym.sandbox.cache import cache_dir
+from repogym.sandbox.layerchanges import layer_changes
 from repogym.sandbox.runtime import Episode, TaskRuntime, reinstall_if_packaging_changed
 from repogym.task import Task
 
@@ -57,18 +65,6 @@ from repogym.task import Task
 _APPLY_STRATEGIES = (
     ("git apply", "git apply --whitespace=nowarn {patch}"),
     ("patch --fuzz=3", "patch --batch --forward -p1 --fuzz=3 --no-backup-if-mismatch -i {patch}"),
-)
-_COMPILE_SCRIPT = (
-    "import json, sys\n"
-    "bad = []\n"
-    "for path in sys.argv[1:]:\n"
-    "    try:\n"
-    "        compile(open(path, 'rb').read(), path, 'exec')\n"
-    "    except (SyntaxError, ValueError) as exc:\n"
-    "        bad.append('%s: %s' % (path, exc))\n"
-    "    except OSError:\n"
-    "        pass\n"
-    "open(sys.argv[0] + '.out', 'w').write(json.dumps(bad))\n"
 )
 
 
@@ -81,8 +77,11 @@ def grade(
     limits: Limits | None = None,
     runtime: TaskRuntime | None = None,
     log_dir: str | Path | None = None,
+    skip_rule: SkipRule = SkipRule.STRICT,
 ) -> GradeResult:
-    """Grade `patch` (a unified diff) for `task` in a fresh episode of the sandbox."""
+    """Grade `patch` (a unified diff) for `task` in a fresh episode of the sandbox. `skip_rule`: how a skipped
+    required test counts (judge.py): STRICT, the default, for anything a reward is computed from; SWEBENCH
+    for SWE-bench's own verdict on SWE-bench instances."""
     started = time.perf_counter()
     if not task.FAIL_TO_PASS:
         return _result(
@@ -95,13 +94,17 @@ def grade(
     except (RepoSourceError, RepogymError) as exc:
         return _result(task, Outcome.INFRA_ERROR, str(exc))
     with runtime.episode(readonly_git=True) as episode:
-        result = grade_in_episode(task, patch, episode, log_dir=log_dir)
+        result = grade_in_episode(task, patch, episode, log_dir=log_dir, skip_rule=skip_rule)
     timings = {**runtime.timings, **result.timings, "total_s": time.perf_counter() - started}
     return dataclasses.replace(result, timings=timings)
 
 
 def grade_in_episode(
-    task: Task, patch: str, episode: Episode, log_dir: str | Path | None = None
+    task: Task,
+    patch: str,
+    episode: Episode,
+    log_dir: str | Path | None = None,
+    skip_rule: SkipRule = SkipRule.STRICT,
 ) -> GradeResult:
     """Grade in an episode that is at its pristine state (it is modified)."""
     timings: dict[str, float] = {}
@@ -109,13 +112,12 @@ def grade_in_episode(
     prepared = _prepare(task, patch, episode)
     if isinstance(prepared, GradeResult):
         return prepared
-    filtered, applied_with, canary = prepared
+    filtered, applied_with, canary, compile_errors = prepared
     timings["apply_s"] = time.perf_counter() - started
-    compile_errors = _compile_errors(episode, filtered.patch)
     started = time.perf_counter()
     report = run_tests(task, episode, [*task.FAIL_TO_PASS, *task.PASS_TO_PASS], log_dir=log_dir)
     timings["tests_s"] = time.perf_counter() - started
-    verdict = judge(task, report, canary)
+    verdict = judge(task, report, canary, skip_rule)
     return GradeResult(
         instance_id=task.instance_id,
         outcome=verdict.outcome,
@@ -129,13 +131,15 @@ def grade_in_episode(
         compile_errors=compile_errors,
         timings=timings,
         not_counted=verdict.not_counted,
+        skip_rule=skip_rule,
     )
 
 
 def _prepare(
     task: Task, patch: str, episode: Episode
-) -> tuple[FilteredPatch, str, Canary | None] | GradeResult:
-    """Apply what is accepted of the candidate, then the test patch and the canary; a GradeResult when that
+) -> tuple[FilteredPatch, str, Canary | None, tuple[str, ...]] | GradeResult:
+    """Apply what is accepted of the candidate, then the test patch and the canary, and compile the changed
+    Python files (in the test patch's jailed command: one sandbox start, not two); a GradeResult when that
     already decides the grade."""
     pristine = episode.runtime.pristine
     assert pristine is not None
@@ -147,6 +151,14 @@ def _prepare(
         return _result(task, Outcome.PATCH_APPLY_FAILED, f"patch refused: {filtered.rejected}")
     applied_with = ""
     if filtered.patch:
+        sections = onepass.usable(episode, changed_paths(filtered.patch), task.test_patch)
+        if sections is not None:
+            done = _prepare_in_one_pass(
+                task, episode, filtered, sections, test_paths, pristine_text, command_paths
+            )
+            if done is not None:
+                return done
+            episode.reset()  # the slow way decides, from the pristine state
         applied_with, failure = _apply(episode, filtered.patch, "candidate.patch")
         if not applied_with:
             return _result(task, Outcome.PATCH_APPLY_FAILED, failure, ignored=filtered.ignored)
@@ -154,15 +166,63 @@ def _prepare(
         if landed:
             detail = f"applying the patch changed paths a candidate may not change: {landed}"
             return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
-        reinstall_if_packaging_changed(episode, filtered.patch)  # as SWE-bench re-runs the install step
+        if reinstall_if_packaging_changed(episode, filtered.patch) is not None:  # as SWE-bench does
+            # The install ran the candidate's setup.py, which can write anything in the tree: check again.
+            landed = _protected_paths_changed(
+                episode, test_paths, pristine_text, command_paths, by_install=True
+            )
+            if landed:
+                detail = f"the install step, run for the patch's packaging changes, changed protected paths: {landed}"
+                return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
     canary = None
+    compiling = compile_step(episode, filtered.patch)
+    compile_tail = ""
     if task.test_patch.strip():
         canary = _plant(task, test_paths)
-        applied, failure, planted = _apply_test_patch(episode, task.test_patch, canary)
+        applied, failure, planted = _apply_test_patch(episode, task.test_patch, canary, compiling)
         if not applied:
             return _result(task, Outcome.INFRA_ERROR, f"the task's test patch does not apply: {failure}")
         canary = canary if planted else None
-    return filtered, applied_with, canary
+        compile_tail = "the test patch's command ended first"
+    elif compiling is not None:
+        compile_tail = _tail(episode.run(compiling.command))
+        _remove_from_inbox(episode, compiling.script)
+    return filtered, applied_with, canary, compile_report(episode, compiling, compile_tail)
+
+
+def _prepare_in_one_pass(
+    task: Task,
+    episode: Episode,
+    filtered: FilteredPatch,
+    sections: list,
+    test_paths: list[str],
+    pristine_text: PristineText,
+    command_paths: list[str],
+) -> tuple[FilteredPatch, str, Canary | None, tuple[str, ...]] | GradeResult | None:
+    """`_prepare` in one jailed command (onepass.py); None when the slow way must decide."""
+    canary = _plant(task, test_paths)
+    compiling = compile_step(episode, filtered.patch)
+    try:
+        done = onepass.run(
+            episode, filtered.patch, task.test_patch, canary, compiling.command if compiling else None
+        )
+    finally:
+        if compiling is not None:
+            _remove_from_inbox(episode, compiling.script)
+    if done.apply_failure:
+        return _result(task, Outcome.PATCH_APPLY_FAILED, done.apply_failure, ignored=filtered.ignored)
+    if done.fallback:
+        return None
+    landed, fallback = onepass.check(
+        episode, sections, canary, done.planted, test_paths, pristine_text, command_paths
+    )
+    if fallback:
+        return None
+    if landed:
+        detail = f"applying the patch changed paths a candidate may not change: {landed}"
+        return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
+    errors = compile_report(episode, compiling, "the one-pass command ended first")
+    return filtered, done.applied_with, canary if done.planted else None, errors
 
 
 def _plant(task: Task, test_paths: list[str]) -> Canary | None:
@@ -170,9 +230,12 @@ def _plant(task: Task, test_paths: list[str]) -> Canary | None:
     return plant_canary(get_parser(task.env.log_parser).name, task.FAIL_TO_PASS, test_paths)
 
 
-def _apply_test_patch(episode: Episode, test_patch: str, canary: Canary | None) -> tuple[bool, str, bool]:
+def _apply_test_patch(
+    episode: Episode, test_patch: str, canary: Canary | None, compiling: CompileStep | None = None
+) -> tuple[bool, str, bool]:
     """(applied, why not, canary planted): the test patch with git apply and, in the same jailed command
-    (one sandbox start, not two), the canary appended by the sandbox uid to its file, never through a link."""
+    (one sandbox start, not two), the canary appended by the sandbox uid to its file, never through a link,
+    then the compile check when there is one."""
     patch = episode.put_file("test.patch", test_patch)
     command = f"git apply --whitespace=nowarn {patch}"
     marker = ""
@@ -181,11 +244,15 @@ def _apply_test_patch(episode: Episode, test_patch: str, canary: Canary | None) 
         target = shell_join([canary.path])
         marker = f"planted-{time.monotonic_ns()}"
         command += f" && {{ test -f {target} && ! test -L {target} && cat {code} >> {target} && echo {marker}; true; }}"
+    if compiling is not None:
+        command = f"{{ {command}; }} && {{ {compiling.command} >/dev/null 2>&1; true; }}"
     try:
         result = episode.run(command)
     finally:
         # Nothing the tests run may read the patches: the canary is the one test the test patch lacks.
         _remove_from_inbox(episode, patch, *([code] if canary is not None else []))
+        if compiling is not None:
+            _remove_from_inbox(episode, compiling.script)
     if not result.ok:
         return False, f"git apply: {_tail(result)}", False
     return True, "", bool(marker) and marker in result.output
@@ -268,18 +335,30 @@ def _apply(
 
 
 def _protected_paths_changed(
-    episode: Episode, test_paths: list[str], pristine_text: PristineText, command_paths: list[str]
+    episode: Episode,
+    test_paths: list[str],
+    pristine_text: PristineText,
+    command_paths: list[str],
+    by_install: bool = False,
 ) -> str:
     """What the applied candidate really changed, checked with the same rules as its headers.
 
     Header parsing can be fooled (quoting, rename headers, patch(1)'s own rules); the working tree
-    cannot. Ignored files count too: a .gitignore must not hide a conftest.py.
+    cannot. Ignored files count too: a .gitignore must not hide a conftest.py. With overlayfs the changed
+    paths are read from the episode's upper layer, the kernel's record of what was written (a few ms);
+    without it, or when the layer uses features that are not replayed, from a git diff of the whole tree
+    in the jail (0.2-2.5 s on pytest's repo).
     """
+    overlay = episode.layer.overlay()
+    if overlay is not None and overlay.upper is not None:
+        changes = layer_changes(overlay.upper, overlay.lowers)
+        if changes is not None:
+            return check_changes(changes, test_paths, pristine_text, command_paths, by_install=by_install)
     actual, result = episode.diff(include_ignored=True)
     if not result.ok:
         return f"(could not list the changes: {_tail(result)})"
     check = filter_candidate(actual, test_paths, pristine_text, command_paths)
-    return check.rejected or ", ".join(check.ignored)
+    return check.rejected or ", ".join(i for i in check.ignored if not (by_install and is_build_output(i)))
 
 
 def command_files(test_cmd: str, pristine: Path) -> list[str]:
@@ -319,26 +398,6 @@ def _inside_file(root: Path, path: str) -> bool:
     except (OSError, RuntimeError):
         return False
     return target.is_relative_to(root.resolve()) and target.is_file()
-
-
-def _compile_errors(episode: Episode, patch: str) -> tuple[str, ...]:
-    paths = [p for p in changed_paths(patch) if p.endswith(".py")]
-    if not paths:
-        return ()
-    script = episode.put_file("compile_check.py", _COMPILE_SCRIPT)
-    out = f"{OUT_DIR}/compile_check.py"
-    # -I -S: no site, no user paths, no PYTHON* variables: nothing of the candidate runs before compile().
-    result = episode.run(f"cp {script} {out} && python -I -S {out} " + shell_join(paths))
-    report = read_jail_file(episode.layer.out / "compile_check.py.out")
-    if not result.ok or report is None:
-        return (f"compile check did not run: {_tail(result)}",)
-    try:
-        errors = json.loads(report)
-    except json.JSONDecodeError:
-        errors = None
-    if not isinstance(errors, list) or not all(isinstance(e, str) for e in errors):
-        return ("compile check wrote no readable report",)
-    return tuple(errors)
 
 
 def _log_path(task: Task, log_dir: str | Path | None) -> Path:

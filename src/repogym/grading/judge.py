@@ -24,14 +24,24 @@ mapped onto the report's tests whose summary line reads as it (parsers/swebench_
 that none of them has in the report. A PASS_TO_PASS id that can name no test at all (``[100%]``, read by
 SWE-bench from captured output) is not counted, and the verdict's detail says so.
 
-SKIPPED: a skipped FAIL_TO_PASS test never passed (SWE-bench would count an all-skipped FAIL_TO_PASS list as
-resolved; repogym does not). A skipped PASS_TO_PASS test is not a regression (SWE-bench's rule: neither
-passed nor failed) when the tests themselves skipped it: a skip or skipif mark or a unittest skip
-decorator, or a skip raised from a file whose candidate changes the grader discards (a test file, a
-conftest.py, a file of the test patch: ``pytest.skip()`` or ``pytest.importorskip()`` in a test or a
-fixture, a test module skipped as it was collected). Raised from anywhere else, the code under test, it
-counts as not passing: code under test can raise SkipTest to hide a regression. So does a skip whose origin
-is not known (log parsers, a unittest runtime skip under Python < 3.11): fail closed.
+SKIPPED, under one of two rules (`SkipRule`):
+
+- ``strict`` (the default, and what every reward is computed with): a required test that is SKIPPED did not
+  pass, FAIL_TO_PASS or PASS_TO_PASS, wherever the skip came from. A skip cannot be trusted by its origin:
+  a skipif condition or an ``importorskip`` in a test file the candidate cannot touch still reads the code
+  under test (a patch that makes ``pkg.optional`` fail to import skips every test that importorskips it), and
+  a PASS_TO_PASS test passed before the patch by definition, so a skip now is the patch's doing or the
+  environment's, never a pass. A gold patch that a skip stops from resolving shows the environment is wrong
+  (``repogym grade --gold``, the env checker, validate). The report keeps where each skip came from.
+- ``swebench``: SWE-bench's verdict on SWE-bench's reading of the same run (harness/grading.py since v5.0.0,
+  commit a5ecda6, "Fix pytest skipped test grading (#598)"): ``test_failed`` counts SKIPPED as a failure for
+  FAIL_TO_PASS, ``test_maintained`` counts it as a success for PASS_TO_PASS. Its log parsers only see a
+  skip by the test's name for unittest-style logs (django's ``... skipped``): its pytest parsers read
+  ``SKIPPED [1] file:line: reason`` (no test id; dropped since v5) and its sympy parser reads no skips, so
+  there a skipped test is missing from its status map, i.e. failed. So under ``swebench`` a skipped
+  PASS_TO_PASS test is not a regression for the ``django`` and ``unittest`` parsers and fails for the others;
+  a skipped FAIL_TO_PASS test always fails. (Before v5 SWE-bench counted a skip neither way, so an
+  all-skipped FAIL_TO_PASS list scored FULL; that rule is not offered: it is the hole v5 closed.)
 
 The canary (canary.py) is a test the grader added that fails in any honest run; a report that does not
 say so was not written by an honest run.
@@ -40,23 +50,20 @@ say so was not written by an honest run.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 from repogym.grading.canary import Canary
-from repogym.grading.candidate import is_test_path
 from repogym.grading.parsers.swebench_ids import names_a_test, required_result
 from repogym.grading.report import (
     Outcome,
     ResolvedStatus,
+    SkipRule,
     TestReport,
     TestResult,
     TestStatus,
     resolved_status,
 )
-from repogym.patches import changed_paths
-from repogym.task import Task
+from repogym.task import Source, Task
 
 
 @dataclass(frozen=True)
@@ -71,11 +78,23 @@ class Verdict:
     pass_to_pass: dict[str, TestStatus | None] = field(default_factory=dict)
     detail: str = ""
     not_counted: dict[str, str] = field(default_factory=dict)
-    """PASS_TO_PASS ids that counted neither way, each with why (skipped by the tests, names no test)."""
+    """PASS_TO_PASS ids that did not count as failures, each with why (an id that names no test; under the
+    ``swebench`` rule, a skip SWE-bench counts as maintained)."""
 
 
-def judge(task: Task, report: TestReport, canary: Canary | None = None) -> Verdict:
-    """The verdict on `report` for `task` (see the module's table).
+def skip_rule_for(task: Task) -> SkipRule:
+    """SWEBENCH for tasks imported from SWE-bench-format data, STRICT for the rest (and for every reward)."""
+    return SkipRule.SWEBENCH if task.source is Source.IMPORTED else SkipRule.STRICT
+
+
+#: Parsers whose SWE-bench counterpart records a skipped test under its own name (``test ... skipped``).
+_SKIPS_BY_NAME = frozenset({"django", "unittest"})
+
+
+def judge(
+    task: Task, report: TestReport, canary: Canary | None = None, skip_rule: SkipRule = SkipRule.STRICT
+) -> Verdict:
+    """The verdict on `report` for `task` (see the module's table and SKIPPED rules).
 
     >>> from repogym.grading.report import TestReport, TestStatus as S
     >>> task = Task("t", "o/r", "c0ffee", "", FAIL_TO_PASS=["t.py::a"], PASS_TO_PASS=["t.py::b"])
@@ -102,7 +121,7 @@ def judge(task: Task, report: TestReport, canary: Canary | None = None) -> Verdi
         return _untrusted(task, Outcome.TESTS_DID_NOT_RUN, why)
     required = {test: _result_for(test, report) for test in [*task.FAIL_TO_PASS, *task.PASS_TO_PASS]}
     statuses = {test: result.status for test, result in required.items() if result is not None}
-    not_counted = _not_counted(task, required, report)
+    not_counted = _not_counted(task, required, report, skip_rule)
     status = resolved_status(statuses, task.FAIL_TO_PASS, task.PASS_TO_PASS, not_counted)
     forged = _canary_problem(report.statuses(), canary, resolved=status is ResolvedStatus.FULL)
     if forged:
@@ -114,7 +133,9 @@ def judge(task: Task, report: TestReport, canary: Canary | None = None) -> Verdi
         return Verdict(Outcome.RESOLVED, status, f2p, p2p, uncounted, not_counted)
     failing = [t for t, s in {**f2p, **p2p}.items() if t not in not_counted and (s is None or not s.ok)]
     detail = f"{len(failing)} required test(s) did not pass: {', '.join(failing[:5])}"
-    return Verdict(Outcome.UNRESOLVED, status, f2p, p2p, "; ".join(filter(None, [detail, uncounted])), not_counted)
+    return Verdict(
+        Outcome.UNRESOLVED, status, f2p, p2p, "; ".join(filter(None, [detail, uncounted])), not_counted
+    )
 
 
 def _result_for(test_id: str, report: TestReport) -> TestResult | None:
@@ -131,40 +152,35 @@ def _result_for(test_id: str, report: TestReport) -> TestResult | None:
     return None
 
 
-def _not_counted(task: Task, required: dict[str, TestResult | None], report: TestReport) -> dict[str, str]:
-    """PASS_TO_PASS ids that count neither way, with why (see the module's SKIPPED and test id rules).
+def _not_counted(
+    task: Task,
+    required: dict[str, TestResult | None],
+    report: TestReport,
+    skip_rule: SkipRule = SkipRule.STRICT,
+) -> dict[str, str]:
+    """PASS_TO_PASS ids that do not count as failures, with why (see the module's SKIPPED and test id rules).
 
-    >>> task = Task("t", "o/r", "c0ffee", "", test_patch="", FAIL_TO_PASS=["t.py::f"], PASS_TO_PASS=["a", "b", "c"])
-    >>> S = TestStatus.SKIPPED
-    >>> required = {"a": TestResult("a", S, skipped_from="tests/test_a.py"), "b": TestResult("b", S,
-    ...     skipped_from="src/pkg/core.py"), "c": TestResult("c", S, skipped_from="mark"), "t.py::f": None}
-    >>> _not_counted(task, required, TestReport())
-    {'a': 'skipped by the tests (tests/test_a.py)', 'c': 'skipped by a mark'}
+    >>> task = Task("t", "o/r", "c0ffee", "", FAIL_TO_PASS=["t.py::f"], PASS_TO_PASS=["a", "[100%]"])
+    >>> required = {"a": TestResult("a", TestStatus.SKIPPED, skipped_from="mark"), "[100%]": None}
+    >>> _not_counted(task, required, TestReport(printed_statuses={}))
+    {'[100%]': 'names no test (SWE-bench read it from printed output)'}
+    >>> import dataclasses
+    >>> django = dataclasses.replace(task, env=dataclasses.replace(task.env, log_parser="django"))
+    >>> _not_counted(django, required, TestReport(), SkipRule.SWEBENCH)
+    {'a': "skipped: SWE-bench's rule counts a skipped PASS_TO_PASS test as maintained"}
     """
-    test_files = set(changed_paths(task.test_patch))
+    swebench_sees_skips = skip_rule is SkipRule.SWEBENCH and task.env.log_parser in _SKIPS_BY_NAME
     counted_off: dict[str, str] = {}
     for test_id in task.PASS_TO_PASS:
         result = required.get(test_id)
         if result is None:
             if report.printed_statuses is not None and not names_a_test(test_id):
                 counted_off[test_id] = "names no test (SWE-bench read it from printed output)"
-        elif result.status is TestStatus.SKIPPED and _skipped_by_tests(result.skipped_from, test_files):
-            origin = result.skipped_from
-            counted_off[test_id] = "skipped by a mark" if origin == "mark" else f"skipped by the tests ({origin})"
+        elif result.status is TestStatus.SKIPPED and swebench_sees_skips:
+            counted_off[test_id] = (
+                "skipped: SWE-bench's rule counts a skipped PASS_TO_PASS test as maintained"
+            )
     return counted_off
-
-
-def _skipped_by_tests(origin: str, test_files: Iterable[str]) -> bool:
-    """Whether a skip came from the tests themselves: a mark, or a file a candidate cannot change.
-
-    >>> [_skipped_by_tests(o, ["pkg/check.py"]) for o in ("mark", "tests/conftest.py", "pkg/check.py", "pkg/core.py", "")]
-    [True, True, True, False, False]
-    """
-    if origin == "mark":
-        return True
-    if not origin or origin.startswith(("/", "../")):
-        return False
-    return origin in set(test_files) or PurePosixPath(origin).name == "conftest.py" or is_test_path(origin)
 
 
 def _uncounted_note(not_counted: dict[str, str]) -> str:

@@ -113,6 +113,15 @@ class ResolvedStatus(enum.StrEnum):
     NO = "NO"
 
 
+class SkipRule(enum.StrEnum):
+    """How a skipped FAIL_TO_PASS / PASS_TO_PASS test counts (grading/judge.py states both rules)."""
+
+    STRICT = "strict"
+    """A skipped required test never passed: what rewards use."""
+    SWEBENCH = "swebench"
+    """SWE-bench's verdict (v5.0.0+), for SWE-bench-format evaluation of SWE-bench instances."""
+
+
 class Outcome(enum.StrEnum):
     """How a grade ended. Only RESOLVED is a success; every other way has its own name."""
 
@@ -138,8 +147,8 @@ def resolved_status(
     """SWE-bench's get_resolution_status: FULL when every F2P and P2P test passed,
     PARTIAL when some F2P passed and every P2P passed, NO otherwise. No F2P tests is NO.
 
-    PASS_TO_PASS tests in `not_counted` count neither as passed nor as failed, as SWE-bench counts a skipped
-    test (judge.py decides which skips qualify); a FAIL_TO_PASS test always counts.
+    PASS_TO_PASS tests in `not_counted` count neither as passed nor as failed (judge.py decides which:
+    ids that name no test, and skips under SWE-bench's rule); a FAIL_TO_PASS test always counts.
 
     >>> P, F, S = TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED
     >>> resolved_status({"a": P, "b": P}, ["a"], ["b"]).value
@@ -189,8 +198,10 @@ class GradeResult:
     """Changed Python files that do not compile, or the import error of the package; None = not checked."""
     timings: dict[str, float] = field(default_factory=dict)
     not_counted: dict[str, str] = field(default_factory=dict)
-    """PASS_TO_PASS tests that counted neither way, with why (skipped by the tests themselves, or an id that
-    names no test); see grading/judge.py."""
+    """PASS_TO_PASS tests that did not count as failures, with why (an id that names no test; under the
+    swebench skip rule, a skip SWE-bench counts as maintained); see grading/judge.py."""
+    skip_rule: SkipRule = SkipRule.STRICT
+    """The rule skipped tests were judged by."""
 
     @property
     def resolved(self) -> bool:
@@ -219,6 +230,7 @@ class GradeResult:
             "compile_errors": list(self.compile_errors) if self.compile_errors is not None else None,
             "timings": self.timings,
             "not_counted": self.not_counted,
+            "skip_rule": self.skip_rule.value,
         }
 
     @classmethod
@@ -238,4 +250,5 @@ class GradeResult:
             compile_errors=tuple(row["compile_errors"]) if row.get("compile_errors") is not None else None,
             timings=dict(row.get("timings", {})),
             not_counted=dict(row.get("not_counted", {})),
+            skip_rule=SkipRule(row.get("skip_rule", SkipRule.STRICT.value)),
         )

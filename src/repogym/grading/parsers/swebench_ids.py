@@ -86,7 +86,9 @@ def _read_v2(log: str) -> dict[str, str]:
 
 
 def _read_matplotlib(log: str) -> dict[str, str]:
-    return _read_pytest(log, lambda line: line.replace("MouseButton.LEFT", "1").replace("MouseButton.RIGHT", "3"))
+    return _read_pytest(
+        log, lambda line: line.replace("MouseButton.LEFT", "1").replace("MouseButton.RIGHT", "3")
+    )
 
 
 def _read_seaborn(log: str) -> dict[str, str]:

@@ -1,0 +1,65 @@
+"""The compile check of a candidate's changed Python files, as a shell command for a jailed command the grader
+runs anyway (the test patch's, or the one-pass command), and its report read back safely."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from repogym.grading.parsers.common import shell_join
+from repogym.patches import changed_paths
+from repogym.sandbox.base import OUT_DIR, read_jail_file
+from repogym.sandbox.runtime import Episode
+
+_COMPILE_SCRIPT = (
+    "import json, sys\n"
+    "bad = []\n"
+    "for path in sys.argv[1:]:\n"
+    "    try:\n"
+    "        compile(open(path, 'rb').read(), path, 'exec')\n"
+    "    except (SyntaxError, ValueError) as exc:\n"
+    "        bad.append('%s: %s' % (path, exc))\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "open(sys.argv[0] + '.out', 'w').write(json.dumps(bad))\n"
+)
+
+
+@dataclass(frozen=True)
+class CompileStep:
+    """The compile check of the candidate's Python files, as a jailed shell command."""
+
+    command: str
+    script: str
+    """Its script's path in the jail's inbox."""
+    report: str
+    """The report's file name in the episode's out folder: new per grade, so no earlier command's file
+    can stand in for it."""
+
+
+def compile_step(episode: Episode, patch: str) -> CompileStep | None:
+    paths = [p for p in changed_paths(patch) if p.endswith(".py")]
+    if not paths:
+        return None
+    name = f"compile-{time.monotonic_ns()}.py"
+    script = episode.put_file(name, _COMPILE_SCRIPT)
+    # -I -S: no site, no user paths, no PYTHON* variables: nothing of the candidate runs before compile().
+    command = f"cp {script} {OUT_DIR}/{name} && python -I -S {OUT_DIR}/{name} " + shell_join(paths)
+    return CompileStep(command, script, f"{name}.out")
+
+
+def compile_report(episode: Episode, step: CompileStep | None, tail: str) -> tuple[str, ...]:
+    """The compile errors the check reported; one error saying so when it wrote no readable report."""
+    if step is None:
+        return ()
+    report = read_jail_file(episode.layer.out / step.report)
+    if report is None:
+        return (f"compile check did not run: {tail}",)
+    try:
+        errors = json.loads(report)
+    except json.JSONDecodeError:
+        errors = None
+    if not isinstance(errors, list) or not all(isinstance(e, str) for e in errors):
+        return ("compile check wrote no readable report",)
+    return tuple(errors)
