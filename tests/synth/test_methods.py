@@ -174,5 +174,7 @@ def test_every_method_has_a_site_in_the_sample_libraries_code():
         for name, text in LIBRARIES.get(kind).modules.items():
             source = SourceFile.parse(name, render(text, "pkg"))
             for unit in source.units:
-                found |= {m.method for method in method_names() for m in METHODS.get(method).find(source, unit)}
+                found |= {
+                    m.method for method in method_names() for m in METHODS.get(method).find(source, unit)
+                }
     assert found == set(method_names())
