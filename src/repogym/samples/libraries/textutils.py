@@ -54,10 +54,19 @@ from __future__ import annotations
 from typing import List
 
 
+class WidthError(ValueError):
+    """A width too small to work with; `minimum` is the least that works."""
+
+    def __init__(self, width: int, minimum: int, why: str) -> None:
+        super().__init__(f"width {width} is smaller than {minimum}: {why}")
+        self.width = width
+        self.minimum = minimum
+
+
 def truncate(text: str, width: int, placeholder: str = "...") -> str:
     """`text` cut to at most `width` characters, ending in `placeholder` when cut."""
     if width < len(placeholder):
-        raise ValueError(f"width {width} is smaller than the placeholder {placeholder!r}")
+        raise WidthError(width, len(placeholder), f"the placeholder {placeholder!r} must fit")
     if len(text) <= width:
         return text
     return text[: width - len(placeholder)].rstrip() + placeholder
@@ -66,7 +75,7 @@ def truncate(text: str, width: int, placeholder: str = "...") -> str:
 def wrap(text: str, width: int) -> List[str]:
     """Greedy word wrap into lines of at most `width` characters (a longer word gets a line of its own)."""
     if width < 1:
-        raise ValueError("width must be at least 1")
+        raise WidthError(width, 1, "a line holds at least one character")
     lines: List[str] = []
     current = ""
     for word in text.split():
@@ -176,6 +185,12 @@ def test_truncate():
 def test_truncate_width_smaller_than_placeholder():
     with pytest.raises(ValueError):
         wrap.truncate("hello", 2)
+
+
+def test_width_error_names_the_least_width():
+    with pytest.raises(wrap.WidthError) as error:
+        wrap.wrap("hello", 0)
+    assert (error.value.width, error.value.minimum) == (0, 1)
 
 
 def test_wrap():
