@@ -13,7 +13,7 @@ _MAX_LOG_BYTES = 4_000_000
 
 #: An import or collection error as pytest prints it (first group: the error itself).
 _ENV_ERROR = re.compile(
-    r"^(?:E\s+)?((?:ModuleNotFoundError|ImportError|SyntaxError|AttributeError: module|"
+    r"^(?:E\s+)?((?:ModuleNotFoundError|ImportError|SyntaxError|AttributeError: module|FileNotFoundError|"
     r"pkg_resources\.\w+|importlib\.metadata\.PackageNotFoundError|"
     r"TypeError: (?:required field|__init__\(\) got an unexpected keyword))[^\n]*)$",
     re.M,
