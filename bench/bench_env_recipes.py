@@ -1,6 +1,6 @@
 """Yield of `repogym validate` on a real history with per-commit environment recipes (issue 11).
 
-Steps, each a `repogym` command in its own process (nice 10):
+Steps, each a `repogym` command in its own process (nice 19):
 1. mine the repository since --since (fix-classified candidates; with --others N also N candidates of
    the other kinds, drawn with --seed) and draw a fixed random sample of --sample fix candidates;
 2. validate the sample (-j WORKERS, no scrub: the figure is about environments, not privacy);
@@ -35,7 +35,7 @@ def run(args: list[str], log: Path) -> float:
     started = time.perf_counter()
     with log.open("w") as handle:
         subprocess.run(
-            ["nice", "-n", "10", *REPOGYM, *args], stdout=handle, stderr=subprocess.STDOUT, check=False
+            ["nice", "-n", "19", *REPOGYM, *args], stdout=handle, stderr=subprocess.STDOUT, check=False
         )
     return time.perf_counter() - started
 
@@ -67,15 +67,15 @@ def draw_sample(args: argparse.Namespace, out: Path) -> Path:
     return path
 
 
-def grade(tasks: Path, out: Path, workers: int) -> dict[str, dict[str, bool]]:
+def grade(tasks: Path, out: Path, workers: int, limit: int = 0, seed: int = 11) -> dict[str, dict[str, bool]]:
     """{instance_id: {"gold": resolved, "empty": resolved}}: `repogym grade --instance ID --gold/--empty --json`
-    (the empty patch is really run, not counted as empty)."""
+    (the empty patch is really run, not counted as empty); `limit` > 0 grades a seeded sample of that many."""
     from concurrent.futures import ThreadPoolExecutor
 
     def one(job: tuple[str, str]) -> tuple[str, str, bool]:
         iid, which = job
         done = subprocess.run(
-            ["nice", "-n", "10", *REPOGYM, "grade", str(tasks), "--instance", iid, f"--{which}", "--json"],
+            ["nice", "-n", "19", *REPOGYM, "grade", str(tasks), "--instance", iid, f"--{which}", "--json"],
             capture_output=True, text=True, check=False,
         )  # fmt: skip
         (out / "grades").mkdir(exist_ok=True)
@@ -85,7 +85,10 @@ def grade(tasks: Path, out: Path, workers: int) -> dict[str, dict[str, bool]]:
         except json.JSONDecodeError:
             return iid, which, False
 
-    jobs = [(t["instance_id"], which) for t in read_jsonl(tasks) for which in ("gold", "empty")]
+    ids = [t["instance_id"] for t in read_jsonl(tasks)]
+    if limit and len(ids) > limit:
+        ids = sorted(random.Random(seed).sample(ids, limit))
+    jobs = [(iid, which) for iid in ids for which in ("gold", "empty")]
     results: dict[str, dict[str, bool]] = collections.defaultdict(dict)
     with ThreadPoolExecutor(workers) as pool:
         for iid, which, resolved in pool.map(one, jobs):
@@ -108,6 +111,7 @@ def summarise(sample: Path, out: Path, graded: dict[str, dict[str, bool]], secon
         "fix_validated": len(kept),
         "fix_yield": round(len(kept) / len(fix_ids), 3) if fix_ids else 0.0,
         "fix_kept_resolving_gold_not_empty": len(honest),
+        "graded": len(graded),
         "reasons": dict(collections.Counter(r["verdict"] for r in outcomes.values()).most_common()),
         "reasons_fix": dict(
             collections.Counter(outcomes[i]["verdict"] for i in fix_ids if i in outcomes).most_common()
@@ -143,6 +147,9 @@ def main() -> None:
     parser.add_argument("--skip-validate", action="store_true", help="reuse OUT's validation")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("-j", "--workers", type=int, default=2)
+    parser.add_argument(
+        "--grade-max", type=int, default=0, help="grade a seeded sample of N written tasks (0 = all)"
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     sample = args.candidates or draw_sample(args, args.out)
@@ -152,7 +159,7 @@ def main() -> None:
         seconds = run(["validate", str(sample), "--out", str(tasks), "-j", str(args.workers), "--no-scrub",
                        "--funnel", str(args.out / "funnel.json"), "--log-dir", str(args.out / "logs")],
                       args.out / "validate.log")  # fmt: skip
-    graded = grade(tasks, args.out, args.workers) if tasks.exists() else {}
+    graded = grade(tasks, args.out, args.workers, args.grade_max, args.seed) if tasks.exists() else {}
     summary = summarise(sample, args.out, graded, seconds)
     if args.baseline_partial:
         summary["against_baseline"] = compare(args.baseline_partial, args.out)
