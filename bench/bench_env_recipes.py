@@ -135,6 +135,7 @@ def summarise(sample: Path, out: Path, graded: dict[str, dict[str, bool]], secon
     return {
         "candidates": len(candidates),
         "fix_candidates": len(fix_ids),
+        "finished": sum(iid in outcomes for iid in candidates),
         "validated": sum(r["verdict"] == "validated" for r in outcomes.values()),
         "fix_validated": len(kept),
         "fix_yield": round(len(kept) / len(fix_ids), 3) if fix_ids else 0.0,
@@ -195,6 +196,8 @@ def main() -> None:
         seconds = run(["validate", str(sample), "--out", str(tasks), "-j", str(args.workers), "--no-scrub",
                        "--funnel", str(args.out / "funnel.json"), "--log-dir", str(args.out / "logs")],
                       args.out / "validate.log")  # fmt: skip
+    if not tasks.exists() and args.skip_validate:  # a validation stopped early: what its partial file holds
+        tasks = partial_tasks(sample, args.out)
     graded = (
         grade(tasks, args.out, args.workers, args.grade_max, args.seed, args.grade_saved_only)
         if tasks.exists()
