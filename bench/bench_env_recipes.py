@@ -1,6 +1,6 @@
 """Yield of `repogym validate` on a real history with per-commit environment recipes (issue 11).
 
-Steps, each a `repogym` command in its own process (nice 10):
+Steps, each a `repogym` command in its own process (nice 19):
 1. mine the repository since --since (fix-classified candidates; with --others N also N candidates of
    the other kinds, drawn with --seed) and draw a fixed random sample of --sample fix candidates;
 2. validate the sample (-j WORKERS, no scrub: the figure is about environments, not privacy);
@@ -35,7 +35,7 @@ def run(args: list[str], log: Path) -> float:
     started = time.perf_counter()
     with log.open("w") as handle:
         subprocess.run(
-            ["nice", "-n", "10", *REPOGYM, *args], stdout=handle, stderr=subprocess.STDOUT, check=False
+            ["nice", "-n", "19", *REPOGYM, *args], stdout=handle, stderr=subprocess.STDOUT, check=False
         )
     return time.perf_counter() - started
 
@@ -67,30 +67,61 @@ def draw_sample(args: argparse.Namespace, out: Path) -> Path:
     return path
 
 
-def grade(tasks: Path, out: Path, workers: int) -> dict[str, dict[str, bool]]:
+def grade(
+    tasks: Path, out: Path, workers: int, limit: int = 0, seed: int = 11, saved_only: bool = False
+) -> dict[str, dict[str, bool]]:
     """{instance_id: {"gold": resolved, "empty": resolved}}: `repogym grade --instance ID --gold/--empty --json`
-    (the empty patch is really run, not counted as empty)."""
+    (the empty patch is really run, not counted as empty); `limit` > 0 grades a seeded sample of that many."""
     from concurrent.futures import ThreadPoolExecutor
 
-    def one(job: tuple[str, str]) -> tuple[str, str, bool]:
+    def one(job: tuple[str, str]) -> tuple[str, str, bool | None]:
         iid, which = job
+        saved = out / "grades" / f"{iid}.{which}.json"
+        try:  # resumable: a grade saved by an earlier call (--grade-partial) is not run again
+            return iid, which, bool(json.loads(saved.read_text()).get("resolved"))
+        except (OSError, json.JSONDecodeError):
+            if saved_only:
+                return iid, which, None
         done = subprocess.run(
-            ["nice", "-n", "10", *REPOGYM, "grade", str(tasks), "--instance", iid, f"--{which}", "--json"],
+            ["nice", "-n", "19", *REPOGYM, "grade", str(tasks), "--instance", iid, f"--{which}", "--json"],
             capture_output=True, text=True, check=False,
         )  # fmt: skip
-        (out / "grades").mkdir(exist_ok=True)
-        (out / "grades" / f"{iid}.{which}.json").write_text(done.stdout + done.stderr)
+        saved.parent.mkdir(exist_ok=True)
+        saved.with_suffix(".log").write_text(done.stderr)
         try:
-            return iid, which, bool(json.loads(done.stdout).get("resolved"))
+            resolved = bool(json.loads(done.stdout).get("resolved"))
+            saved.write_text(done.stdout)
+            return iid, which, resolved
         except json.JSONDecodeError:
+            saved.with_suffix(".log").write_text(done.stdout + done.stderr)
             return iid, which, False
 
-    jobs = [(t["instance_id"], which) for t in read_jsonl(tasks) for which in ("gold", "empty")]
+    ids = [t["instance_id"] for t in read_jsonl(tasks)]
+    if limit and len(ids) > limit:
+        ids = sorted(random.Random(seed).sample(ids, limit))
+    jobs = [(iid, which) for iid in ids for which in ("gold", "empty")]
     results: dict[str, dict[str, bool]] = collections.defaultdict(dict)
     with ThreadPoolExecutor(workers) as pool:
         for iid, which, resolved in pool.map(one, jobs):
-            results[iid][which] = resolved
-    return results
+            if resolved is not None:
+                results[iid][which] = resolved
+    return {iid: found for iid, found in results.items() if len(found) == 2}
+
+
+def partial_tasks(sample: Path, out: Path) -> Path:
+    """The tasks validated so far (from the partial file), written as validation would write them."""
+    from repogym.dataset import load_tasks, save_tasks
+    from repogym.validate import CandidateOutcome
+
+    candidates = {t.instance_id: t for t in load_tasks(sample)}
+    tasks = []
+    for record in read_jsonl(out / "tasks.jsonl.partial.jsonl"):
+        outcome = CandidateOutcome.from_record(record)
+        if outcome.validated and outcome.instance_id in candidates:
+            tasks.append(outcome.to_task(candidates[outcome.instance_id]))
+    path = out / "partial-tasks.jsonl"
+    save_tasks(tasks, path)
+    return path
 
 
 def summarise(sample: Path, out: Path, graded: dict[str, dict[str, bool]], seconds: float) -> dict:
@@ -104,10 +135,12 @@ def summarise(sample: Path, out: Path, graded: dict[str, dict[str, bool]], secon
     return {
         "candidates": len(candidates),
         "fix_candidates": len(fix_ids),
+        "finished": sum(iid in outcomes for iid in candidates),
         "validated": sum(r["verdict"] == "validated" for r in outcomes.values()),
         "fix_validated": len(kept),
         "fix_yield": round(len(kept) / len(fix_ids), 3) if fix_ids else 0.0,
         "fix_kept_resolving_gold_not_empty": len(honest),
+        "graded": len(graded),
         "reasons": dict(collections.Counter(r["verdict"] for r in outcomes.values()).most_common()),
         "reasons_fix": dict(
             collections.Counter(outcomes[i]["verdict"] for i in fix_ids if i in outcomes).most_common()
@@ -143,16 +176,33 @@ def main() -> None:
     parser.add_argument("--skip-validate", action="store_true", help="reuse OUT's validation")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("-j", "--workers", type=int, default=2)
+    parser.add_argument(
+        "--grade-partial", action="store_true", help="grade what the partial file holds so far, then stop"
+    )
+    parser.add_argument("--grade-saved-only", action="store_true", help="summarise saved grades, run none")
+    parser.add_argument(
+        "--grade-max", type=int, default=0, help="grade a seeded sample of N written tasks (0 = all)"
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     sample = args.candidates or draw_sample(args, args.out)
+    if args.grade_partial:  # while validation runs: grades are saved and reused by the final summary
+        graded = grade(partial_tasks(sample, args.out), args.out, args.workers, args.grade_max, args.seed)
+        print(json.dumps(graded, indent=2))
+        return
     tasks = args.out / "tasks.jsonl"
     seconds = 0.0
     if not args.skip_validate:
         seconds = run(["validate", str(sample), "--out", str(tasks), "-j", str(args.workers), "--no-scrub",
                        "--funnel", str(args.out / "funnel.json"), "--log-dir", str(args.out / "logs")],
                       args.out / "validate.log")  # fmt: skip
-    graded = grade(tasks, args.out, args.workers) if tasks.exists() else {}
+    if not tasks.exists() and args.skip_validate:  # a validation stopped early: what its partial file holds
+        tasks = partial_tasks(sample, args.out)
+    graded = (
+        grade(tasks, args.out, args.workers, args.grade_max, args.seed, args.grade_saved_only)
+        if tasks.exists()
+        else {}
+    )
     summary = summarise(sample, args.out, graded, seconds)
     if args.baseline_partial:
         summary["against_baseline"] = compare(args.baseline_partial, args.out)

@@ -240,3 +240,92 @@ def test_a_commit_dated_before_its_python_existed_resolves_as_of_the_recipes_day
     assert recipe.exclude_newer == "2026-12-01"
     assert recipe.python == "3.13.0"  # no Python existed then: the newest allowed, not the oldest
     assert "the commit's date 2000-01-01 predates Python 3.13: not a credible cutoff" in recipe.steps
+
+
+POETRY_2019 = """[tool.poetry]
+name = "tomlish"
+version = "0.5.3"
+classifiers = ["Programming Language :: Python :: 3.7"]
+
+[tool.poetry.dependencies]
+python = "~2.7 || ^3.5"
+
+[tool.poetry.dev-dependencies]
+pytest = "^4.0"
+pytest-cov = "^2.6"
+black = { version = "^19.3b0", python = "^3.6" }
+codecov = "^2.0"
+pre-commit = "^1.10"
+
+[build-system]
+requires = ["poetry>=0.12a3"]
+build-backend = "poetry.masonry.api"
+"""
+POETRY_LOCK_2019 = """[[package]]
+name = "pytest"
+version = "4.6.3"
+[[package]]
+name = "codecov"
+version = "2.0.15"
+"""
+
+
+def test_a_poetry_project_gets_its_python_its_dev_pins_without_tools_and_a_wheel_of_poetry_masonry():
+    files = {"pyproject.toml": POETRY_2019, "poetry.lock": POETRY_LOCK_2019}
+    recipe = plan_recipe(files, "2019-07-01T10:00:00+00:00", INSTALLED)
+    assert recipe.python == "3.7.16"  # "~2.7 || ^3.5": the Python 3 alternative, classified 3.7
+    assert pins(recipe.install[0]) == ("pytest==4.6.3",)  # pinned from poetry.lock
+    assert recipe.packages == ("pytest-cov",)  # not in the lock: resolved as of the commit's day
+    assert any("dev tools left out" in s and "black, codecov, pre-commit" in s for s in recipe.steps)
+    # poetry itself as the backend has no editable hook: a wheel, with the checkout first on sys.path
+    assert recipe.install[1] == "/opt/repogym/bin/uv pip install --python /opt/repogym/venv/bin/python ."
+
+
+def test_a_2021_poetry_core_project_builds_editable_with_a_later_poetry_core():
+    pyproject = POETRY_2019.replace(
+        'requires = ["poetry>=0.12a3"]', 'requires = ["poetry-core>=1.0.0"]'
+    ).replace('"poetry.masonry.api"', '"poetry.core.masonry.api"')
+    old = plan_recipe({"pyproject.toml": pyproject}, "2021-06-01T10:00:00+00:00", INSTALLED)
+    assert "--exclude-newer-package poetry-core=2025-06-01 -e ." in old.install[-1]
+    new = plan_recipe({"pyproject.toml": pyproject}, "2023-06-01T10:00:00+00:00", INSTALLED)
+    assert new.install[-1].endswith(" -e .") and "poetry-core=" not in new.install[-1]
+
+
+def test_test_data_in_a_git_submodule_reaches_the_checkout_from_a_recursive_clone(tmp_path):
+    from repogym.sandbox.repos import mirror
+    from repogym.sandbox.workspace import pristine_checkout
+
+    data = tmp_path / "spec-tests"
+    data.mkdir()
+    _git(data, "init", "-q", "-b", "main")
+    (data / "cases").mkdir()
+    (data / "cases" / "one.toml").write_text("a = 1\n")
+    _git(data, "add", "-A")
+    _git(data, "commit", "-q", "-m", "cases")
+    main = tmp_path / "lib"
+    main.mkdir()
+    _git(main, "init", "-q", "-b", "main")
+    (main / "lib.py").write_text("X = 1\n")
+    _git(main, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(data), "tests/spec")
+    _git(main, "add", "-A")
+    _git(main, "commit", "-q", "-m", "spec tests as a submodule")
+    head = _git(main, "rev-parse", "HEAD").strip()
+    plain = tmp_path / "plain"  # cloned without --recurse-submodules: nothing to copy, left empty
+    _git(tmp_path, "clone", "-q", str(main), str(plain))
+    recursive = tmp_path / "recursive"
+    _git(
+        tmp_path,
+        "-c",
+        "protocol.file.allow=always",
+        "clone",
+        "-q",
+        "--recurse-submodules",
+        str(main),
+        str(recursive),
+    )
+
+    empty = pristine_checkout(mirror(str(plain), (head,)), head)
+    assert (empty / "tests" / "spec").is_dir() and not any((empty / "tests" / "spec").iterdir())
+    full = pristine_checkout(mirror(str(recursive), (head,)), head)
+    assert (full / "tests" / "spec" / "cases" / "one.toml").read_text() == "a = 1\n"
+    assert (full / "lib.py").read_text() == "X = 1\n"

@@ -43,7 +43,10 @@ def validate_command(
     funnel: Annotated[Path | None, typer.Option("--funnel", help="Funnel report JSON (default: OUT.funnel.json).")] = None,
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Keep test logs here, one folder per candidate (default: repogym's cache).")] = None,
     issue_writer: Annotated[str, typer.Option("--issue-writer", help="Synthetic tasks: openai:MODEL writes issue-style statements (default: from the failing tests' output).")] = "",
-    base_url: Annotated[str, typer.Option("--base-url", help="With --issue-writer: the endpoint's base URL.")] = "",
+    base_url: Annotated[str, typer.Option("--base-url", help="With --issue-writer / --setup-agent: the endpoint's base URL ($OPENAI_BASE_URL).")] = "",
+    setup_agent: Annotated[str, typer.Option("--setup-agent", help="openai:MODEL proposes an env override for candidates whose env build or gold run fails; kept only if it validates.")] = "",
+    setup_proposals: Annotated[int, typer.Option("--setup-proposals", min=1, max=10, help="With --setup-agent: overrides asked for and tried per candidate.")] = 2,
+    setup_timeout: Annotated[float, typer.Option("--setup-timeout", min=1.0, help="With --setup-agent: seconds to wait for one answer.")] = 120.0,
     env_file: Annotated[Path | None, typer.Option("--env-file", help="Env overrides (repogym.toml format), applied after each repository's own repogym.toml.")] = None,
     no_recipe: Annotated[bool, typer.Option("--no-recipe", help="Do not rebuild each commit's environment from its own files (lock/pin files, test deps, Python, packages as of the commit date).")] = False,
 ) -> None:  # fmt: skip
@@ -65,6 +68,12 @@ def validate_command(
       repogym validate candidates.jsonl --out tasks.jsonl --env-file overrides.toml
       repogym validate candidates.jsonl --out tasks.jsonl --runs 3 --funnel funnel.json --no-scrub
       repogym validate synth.jsonl --out tasks.jsonl --issue-writer openai:qwen --base-url http://127.0.0.1:8000/v1
+      repogym validate candidates.jsonl --out tasks.jsonl --setup-agent openai:qwen --base-url http://127.0.0.1:8000/v1
+
+    --setup-agent: for a candidate whose environment build or gold run fails, the model reads the
+    repository's README, CI and packaging files and the failing log and proposes an env override
+    (env-file fields); it is tried in the sandbox and kept only if the candidate then validates
+    (gold passes, empty still fails). At most --setup-proposals per candidate; the funnel counts them.
     """
     config = validate_config(
         {
@@ -76,6 +85,7 @@ def validate_command(
             "log_dir": str(log_dir) if log_dir else None,
             "env_file": str(env_file) if env_file else None,
             "recipes": not no_recipe,
+            "setup_max_proposals": setup_proposals,
         },
         ValidateConfig,
         source="repogym validate options",
@@ -89,9 +99,14 @@ def validate_command(
         from repogym.synth.issues import make_issue_writer
 
         writer = make_issue_writer(issue_writer, base_url)
+    agent = None
+    if setup_agent:
+        from repogym.validate.setup_agent import make_setup_agent
+
+        agent = make_setup_agent(setup_agent, base_url, timeout_s=setup_timeout)
     candidates = load_tasks(candidates_file)
     funnel_path = funnel or out.with_name(out.name + ".funnel.json")
-    run = _with_progress(candidates, out, config, funnel_path, writer)
+    run = _with_progress(candidates, out, config, funnel_path, writer, agent)
     _print_summary(run, out, funnel_path)
     if not run.tasks:
         raise nothing_produced(
@@ -100,7 +115,7 @@ def validate_command(
 
 
 def _with_progress(
-    candidates, out: Path, config: ValidateConfig, funnel_path: Path, writer=None
+    candidates, out: Path, config: ValidateConfig, funnel_path: Path, writer=None, agent=None
 ) -> ValidationRun:  # type: ignore[no-untyped-def]
     progress = Progress(
         TextColumn("validating"),
@@ -141,6 +156,7 @@ def _with_progress(
             on_start=on_start,
             on_result=on_result,
             statement_writer=writer,
+            setup_agent=agent,
         )
 
 
@@ -163,6 +179,14 @@ def _print_summary(run: ValidationRun, out: Path, funnel_path: Path) -> None:
         console.print(
             f"environments: {usage['distinct']} distinct, {usage['disk_mb']} MB "
             f"(shared by the {run.validated_now} candidate(s) validated now)",
+            markup=False,
+        )
+    if run.setup_agent is not None:
+        counts = run.setup_agent
+        kinds = ", ".join(f"{kind} {n}" for kind, n in counts["by_kind"].items()) or "none"
+        console.print(
+            f"setup agent: tried {counts['tried']} candidate(s), kept {counts['kept']}; "
+            f"{counts['proposals']} proposal(s): {kinds}",
             markup=False,
         )
     rate = f"; {run.candidates_per_minute:.1f} candidates/min" if run.validated_now else ""

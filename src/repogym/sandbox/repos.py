@@ -74,6 +74,7 @@ def mirror(source: str, commits: tuple[str, ...] = ()) -> Path:
             subprocess.run(["rm", "-rf", str(tmp)], check=False)
             git("clone", "--mirror", "--quiet", source, str(tmp))
             os.replace(tmp, path)
+        _mirror_submodules(source, path)
         missing = [c for c in commits if not _has_commit(path, c)]
         if missing:
             git("fetch", "--quiet", "--prune", source, "+refs/*:refs/*", cwd=path, check=False)
@@ -83,6 +84,31 @@ def mirror(source: str, commits: tuple[str, ...] = ()) -> Path:
                     f"{source}: commit(s) {', '.join(c[:12] for c in still)} not found in the repository"
                 )
     return path
+
+
+def _mirror_submodules(source: str, path: Path) -> None:
+    """Copy a local source's submodule repositories (`.git/modules/NAME`, what `git clone
+    --recurse-submodules` or `git submodule update --init` leaves) to `path/modules/NAME`, so checkouts
+    get the submodules' files (a suite whose test data lives in a submodule, e.g. tomlkit's toml-test,
+    cannot collect without them). Mirrored once; a source without submodule clones has nothing to copy."""
+    root = Path(source)
+    git_dir = root / ".git" if (root / ".git").is_dir() else root
+    modules = git_dir / "modules"
+    if not modules.is_dir():
+        return
+    for head in sorted(modules.rglob("HEAD")):
+        module = head.parent
+        if not (module / "objects").is_dir():
+            continue
+        name = module.relative_to(modules).as_posix()
+        copy = path / "modules" / name
+        if (copy / "HEAD").exists():
+            continue
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        tmp = copy.with_name(copy.name + ".tmp")
+        subprocess.run(["rm", "-rf", str(tmp)], check=False)
+        git("clone", "--mirror", "--quiet", str(module), str(tmp))
+        os.replace(tmp, copy)
 
 
 def _has_commit(repo: Path, commit: str) -> bool:

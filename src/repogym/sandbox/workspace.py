@@ -78,6 +78,15 @@ def checkout_mirror(pristine: Path) -> Path | None:
 
 
 def _materialise(mirror_path: Path, commit: str, dest: Path) -> None:
+    owner = _owner()
+    _write_tree(mirror_path, commit, dest)
+    _make_git_dir(mirror_path, commit, dest)
+    if owner is not None:
+        _chown_tree(dest, owner)
+
+
+def _write_tree(mirror_path: Path, commit: str, dest: Path) -> None:
+    """The files of `commit` under `dest`, and its submodules' files where the mirror holds them."""
     listing = git("ls-tree", "-r", "-z", "--full-tree", commit, cwd=mirror_path)
     entries = [line.split(b"\t", 1) for line in listing.split(b"\0") if line]
     store = cache_dir("blobs")
@@ -87,22 +96,51 @@ def _materialise(mirror_path: Path, commit: str, dest: Path) -> None:
         if kind == b"blob" and mode in _MODES:
             wanted[sha.decode()] = _MODES[mode]
     _fill_blob_store(mirror_path, store, wanted)
-    owner = _owner()
+    names: dict[str, str] | None = None
     for meta, raw_path in entries:
         mode, kind, sha = meta.split(b" ")
         rel = os.fsdecode(raw_path)
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
+        if kind == b"commit":
+            names = submodule_names(mirror_path, commit) if names is None else names
+            _write_submodule(mirror_path, names.get(rel, rel), sha.decode(), target)
+            continue
         if kind != b"blob":
-            continue  # submodules (commit entries) are left empty, as git does without --recursive
+            continue
         if mode == b"120000":
             link = git("cat-file", "blob", sha.decode(), cwd=mirror_path)
             os.symlink(os.fsdecode(link), target)
         else:
             os.link(_blob_path(store, sha.decode(), _MODES[mode]), target)
-    _make_git_dir(mirror_path, commit, dest)
-    if owner is not None:
-        _chown_tree(dest, owner)
+
+
+def submodule_names(mirror_path: Path, commit: str) -> dict[str, str]:
+    """Submodule path -> name, from the commit's own .gitmodules ({} when it has none)."""
+    listing = git(
+        "config", "--blob", f"{commit}:.gitmodules", "--get-regexp", r"^submodule\..*\.path$",
+        cwd=mirror_path, check=False,
+    )  # fmt: skip
+    out: dict[str, str] = {}
+    for line in listing.decode(errors="replace").splitlines():
+        key, _, path = line.partition(" ")
+        out[path.strip()] = key[len("submodule.") : -len(".path")]
+    return out
+
+
+def _write_submodule(mirror_path: Path, name: str, commit: str, target: Path) -> None:
+    """A submodule's files at its pinned commit, from the mirror's copy of it (`modules/NAME`, see
+    `repogym.sandbox.repos.mirror`); left empty, as git leaves it without --recurse-submodules, when the
+    mirror has no copy or not that commit (nothing is fetched: only the package index is reachable)."""
+    target.mkdir(parents=True, exist_ok=True)
+    module = mirror_path / "modules" / name
+    if not (module / "HEAD").exists():
+        return
+    has = subprocess.run(
+        ["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=module, capture_output=True, check=False
+    )
+    if has.returncode == 0:
+        _write_tree(module, commit, target)
 
 
 def _chown_tree(top: Path, owner: int) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,11 +26,19 @@ from repogym.errors import DatasetError
 from repogym.files import append_jsonl, read_jsonl_records, write_json
 from repogym.privacy import ScrubConfig, ScrubResult, scrub_tasks
 from repogym.sandbox.base import Limits
+from repogym.sandbox.cache import cache_dir
 from repogym.task import Task
 from repogym.validate.funnel import ValidationFunnel, build_funnel
 from repogym.validate.outcome import CandidateOutcome, Verdict, candidate_fingerprint
 from repogym.validate.overrides import AppliedEnvFile, apply_overrides
 from repogym.validate.pool import EnvironmentUsage, RuntimePool, environment_usage
+from repogym.validate.setup_agent import (
+    SetupAgent,
+    SetupAgentConfig,
+    setup_agent_counts,
+    try_setup_agent,
+    wants_setup,
+)
 from repogym.validate.statement import StatementWriter, write_statements
 from repogym.validate.validate import validate_candidate
 
@@ -59,6 +68,10 @@ class ValidateConfig(BaseModel):
     """An env file (repogym.toml format) applied after each repository's own repogym.toml."""
     recipes: bool = True
     """Fill the env fields a candidate leaves empty from its commit's own files (repogym.validate.recipe)."""
+    setup_max_proposals: int = Field(default=2, ge=1, le=10)
+    """With a setup agent: env overrides asked for and tried per candidate (repogym.validate.setup_agent)."""
+    setup_max_prompt_chars: int = Field(default=12000, ge=500)
+    """With a setup agent: the prompt (failure, env, repository files) is cut to this many characters."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +91,8 @@ class ValidationRun:
     """Env files whose rules matched some candidate (a repository's repogym.toml, --env-file)."""
     environments: EnvironmentUsage | None = None
     """The distinct environments this run built or reused, and their disk."""
+    setup_agent: dict[str, Any] | None = None
+    """With a setup agent: candidates tried and kept, proposals and why they failed (`setup_agent_counts`)."""
 
     @property
     def candidates_per_minute(self) -> float:
@@ -113,6 +128,7 @@ def validate_candidates(
     on_start: Callable[[int, int], None] | None = None,
     on_result: Callable[[CandidateOutcome], None] | None = None,
     statement_writer: StatementWriter | None = None,
+    setup_agent: SetupAgent | None = None,
 ) -> ValidationRun:
     """Validate every candidate not already done, scrub the validated ones and write them to `out`
     (not written when no task survives).
@@ -120,6 +136,8 @@ def validate_candidates(
     `on_start(todo, done)` is called once before work starts; `on_result(outcome)` after each
     candidate (from worker threads, one at a time). Validated synthetic tasks get a problem statement
     from their failing tests' output, or from `statement_writer` (see `repogym.validate.statement`).
+    With `setup_agent`, candidates the rules could not prove get its env overrides
+    (`repogym.validate.setup_agent`), including those an earlier run without it dropped.
     """
     config = config or ValidateConfig()
     started = time.perf_counter()
@@ -129,10 +147,14 @@ def validate_candidates(
     outcomes = load_done(partial, by_id, config.runs)
     resumed = len(outcomes)
     todo = [task for task in task_set if task.instance_id not in outcomes]
+    if setup_agent is not None:  # dropped by an earlier run without an agent: the agent's turn now
+        retry = [t for t in task_set if t.instance_id in outcomes and _agent_due(outcomes[t.instance_id])]
+        todo += retry
+        resumed -= len(retry)
     if on_start:
         on_start(len(todo), resumed)
     pool = RuntimePool(config.sandbox, config.repos_dir, config.limits, recipes=config.recipes)
-    clean_runs = _run_all(todo, partial, outcomes, config, on_result, pool) if todo else 0
+    clean_runs = _run_all(todo, partial, outcomes, config, on_result, pool, setup_agent) if todo else 0
     environments = environment_usage(pool)
     validated = [outcomes[t.instance_id].to_task(t) for t in task_set if outcomes[t.instance_id].validated]
     validated = write_statements(validated, statement_writer)
@@ -141,6 +163,7 @@ def validate_candidates(
     if written:  # an empty task file is not a valid input to the next stage: write none
         save_tasks(written, out)
     funnel = build_funnel(list(task_set), outcomes, scrubbed, written, resumed)
+    agent_counts = setup_agent_counts(outcomes.values()) if setup_agent is not None else None
     if funnel_path is not None:
         write_json(
             funnel_path,
@@ -148,6 +171,7 @@ def validate_candidates(
                 **funnel.to_dict(),
                 "environments": environments.to_dict(),
                 "env_files": {applied.source: applied.tasks for applied in env_files},
+                **({"setup_agent": agent_counts} if agent_counts is not None else {}),
             },
         )
     return ValidationRun(
@@ -160,7 +184,13 @@ def validate_candidates(
         clean_runs=clean_runs,
         env_files=env_files,
         environments=environments,
+        setup_agent=agent_counts,
     )
+
+
+def _agent_due(outcome: CandidateOutcome) -> bool:
+    """A saved drop the setup agent may fix and has not been asked about."""
+    return wants_setup(outcome) and "setup_agent" not in outcome.validation
 
 
 def _run_all(
@@ -170,12 +200,24 @@ def _run_all(
     config: ValidateConfig,
     on_result: Callable[[CandidateOutcome], None] | None,
     pool: RuntimePool,
+    setup_agent: SetupAgent | None = None,
 ) -> int:
-    """Validate `todo`; returns how many clean suite runs synthetic candidates needed."""
+    """Validate `todo` (a saved outcome is given to the setup agent only); returns how many clean suite
+    runs synthetic candidates needed."""
     lock = threading.Lock()
+    bounds = SetupAgentConfig(config.setup_max_proposals, config.setup_max_prompt_chars)
 
     def one(task: Task) -> None:
-        outcome = validate_candidate(task, pool, config.runs, _log_dir(config, task))
+        log_dir = _log_dir(config, task)
+        outcome = outcomes.get(task.instance_id) or validate_candidate(task, pool, config.runs, log_dir)
+        if setup_agent is not None and outcome.verdict is not Verdict.INFRA_ERROR:
+
+            def trial(changed: Task, number: int) -> CandidateOutcome:
+                base = log_dir or cache_dir("logs", "validate", task.instance_id.replace("/", "__"))
+                logs = base / f"setup-{number}"  # beside the rules' own logs, which the drop detail names
+                return validate_candidate(changed, pool, config.runs, logs)
+
+            outcome = try_setup_agent(task, outcome, pool, setup_agent, bounds, trial)
         with lock:
             # Saved by the worker itself: an interrupt of the main thread must not lose a finished candidate.
             if outcome.verdict is not Verdict.INFRA_ERROR:

@@ -13,7 +13,7 @@ _MAX_LOG_BYTES = 4_000_000
 
 #: An import or collection error as pytest prints it (first group: the error itself).
 _ENV_ERROR = re.compile(
-    r"^(?:E\s+)?((?:ModuleNotFoundError|ImportError|SyntaxError|AttributeError: module|"
+    r"^(?:E\s+)?((?:ModuleNotFoundError|ImportError|SyntaxError|AttributeError: module|FileNotFoundError|"
     r"pkg_resources\.\w+|importlib\.metadata\.PackageNotFoundError|"
     r"TypeError: (?:required field|__init__\(\) got an unexpected keyword))[^\n]*)$",
     re.M,
@@ -112,3 +112,23 @@ def build_failure_cause(log: str) -> str:
     """
     match = _BUILD_CAUSE.search(log)
     return match.group(1).strip()[:400] if match else ""
+
+
+_BUILD_LOG = re.compile(r"failed \((timed out|exit code -?\d+)\); log (\S+);")
+
+
+def env_build_cause(message: str) -> str:
+    """What an EnvBuildError's message says the build failed on: a timeout as such (the installer's
+    words from an earlier, recovered step would mislead), else the installer's words from the message's
+    tail or, past it, from the whole build log ('' when neither names one).
+
+    >>> env_build_cause("environment build for o/r failed (timed out); log /nonexistent.log; tail:\\nBecause x")
+    'timed out: the build ran past its wall-clock limit (a loaded machine or a source build; see the log)'
+    """
+    found = _BUILD_LOG.search(message)
+    if found and found.group(1) == "timed out":
+        return "timed out: the build ran past its wall-clock limit (a loaded machine or a source build; see the log)"
+    cause = build_failure_cause(message)
+    if not cause and found:
+        cause = build_failure_cause(read_log(found.group(2))[-20000:])
+    return cause

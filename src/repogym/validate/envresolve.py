@@ -33,6 +33,7 @@ from repogym.validate.recipe import (
     RECIPE_FILES,
     Recipe,
     choose_python,
+    drop_dev_tools,
     exclude_newer_for,
     lock_pins,
     project_dependencies,
@@ -43,6 +44,9 @@ _MAX_FILE_BYTES = 2_000_000
 #: setuptools 64 (2022-08-11) brought editable installs by PEP 660; older commits build with a later one.
 _EDITABLE_SETUPTOOLS_RELEASED = "2022-08-11"
 _EDITABLE_SETUPTOOLS_FROM = "2025-06-01"
+#: poetry-core gained a PEP 660 editable hook in 2022 (a commit of 2022-03 built editable with the
+#: poetry-core of its day here); older commits build with a later one.
+_EDITABLE_POETRY_CORE_RELEASED = "2022-02-27"
 #: The cutoff exact pins are exempt to (any date after every real pin).
 _PINS_FROM = "2099-12-31"
 _SCM_MARKERS = ("setuptools_scm", "setuptools-scm", "hatch-vcs", "hatch_vcs", "use_scm_version")
@@ -83,6 +87,9 @@ def plan_recipe(
         steps.append(f"python {python}: {why}")
     pins, lock_source, whole = lock_pins(files, python)
     tests, extras, warnings, test_source = requirements_for_tests(files)
+    tests, dropped = drop_dev_tools(tests, test_source)
+    if dropped:
+        steps.append(f"dev tools left out of {test_source}: {', '.join(dropped)} (not needed to run tests)")
     packages: list[str] = []
     if whole:
         packages += pins.values()
@@ -181,8 +188,27 @@ def _install_lines(
     setuptools = _setuptools_flag(files, commit_date)
     if setuptools:
         steps.append(f"build: setuptools as of {_EDITABLE_SETUPTOOLS_FROM} (editable installs need >= 64)")
-    steps.append(f"install: editable{' with extras ' + ','.join(extras) if extras else ''}")
-    return [f"{prefix}{UV_PIP} {setuptools}-e {shlex.quote(target)}"]
+    backend = _build_backend(files)
+    with_extras = f"{' with extras ' + ','.join(extras) if extras else ''}"
+    if backend == "poetry.masonry.api":
+        # poetry itself as the backend never had an editable hook (only poetry-core has): a wheel of the
+        # checkout brings its dependencies and metadata, and the test runner puts the checkout first on
+        # sys.path, so the tests import the checkout's code (a src/ layout would not be seen this way).
+        steps.append(f"install: as a wheel{with_extras} (poetry.masonry.api has no editable install)")
+        return [f"{prefix}{UV_PIP} {shlex.quote(target)}"]
+    poetry_core = ""
+    if backend == "poetry.core.masonry.api" and commit_date[:10] < _EDITABLE_POETRY_CORE_RELEASED:
+        poetry_core = f"--exclude-newer-package poetry-core={_EDITABLE_SETUPTOOLS_FROM} "
+        steps.append(
+            f"build: poetry-core as of {_EDITABLE_SETUPTOOLS_FROM} (editable installs need a 2022 or later one)"
+        )
+    steps.append(f"install: editable{with_extras}")
+    return [f"{prefix}{UV_PIP} {setuptools}{poetry_core}-e {shlex.quote(target)}"]
+
+
+def _build_backend(files: Mapping[str, str]) -> str:
+    backend = read_toml(files.get("pyproject.toml", "")).get("build-system", {}).get("build-backend", "")
+    return backend if isinstance(backend, str) else ""
 
 
 def _setuptools_flag(files: Mapping[str, str], commit_date: str) -> str:

@@ -13,6 +13,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from repogym.errors import EnvBuildError
 from repogym.sandbox.base import Limits, Sandbox
@@ -76,14 +77,17 @@ class RuntimePool:
         self.clean_runs = CleanRuns()
         """The suite's runs at clean commits, shared by the synthetic candidates of each repo state."""
 
+    def checkout(self, task: Task) -> tuple[Path, Path]:
+        """(the repository's mirror, the pristine checkout of the task's base commit); RepoSourceError."""
+        mirror_path = mirror(resolve_repo_source(task, self.repos_dir), (task.base_commit,))
+        return mirror_path, pristine_checkout(mirror_path, task.base_commit)
+
     def runtime(self, task: Task) -> tuple[TaskRuntime, EnvSpecRecord]:
         """A prepared runtime at the task's base commit; raises RepoSourceError / EnvBuildError.
 
         The runtime's `task` carries the environment it was built for (the recipe's fields filled in)."""
         started = time.perf_counter()
-        source = resolve_repo_source(task, self.repos_dir)
-        mirror_path = mirror(source, (task.base_commit,))
-        pristine = pristine_checkout(mirror_path, task.base_commit)
+        mirror_path, pristine = self.checkout(task)
         if self.recipes:
             task = resolve_task_env(task, pristine, mirror_path)
         checkout_s = time.perf_counter() - started

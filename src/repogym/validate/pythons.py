@@ -101,16 +101,50 @@ def _requires_python(files: Mapping[str, str]) -> tuple[SpecifierSet | None, str
         cfg = read_config(files.get("setup.cfg", ""))
         if cfg.has_option("options", "python_requires"):
             raw, where = cfg.get("options", "python_requires", raw=True), "python_requires"
+        else:
+            poetry = read_toml(files.get("pyproject.toml", "")).get("tool", {}).get("poetry", {})
+            constraint = poetry.get("dependencies", {}).get("python")
+            if isinstance(constraint, str):
+                raw, where = poetry_constraint(constraint), "[tool.poetry.dependencies] python"
     try:
         return (SpecifierSet(raw.strip()), where) if raw.strip() else (None, "")
     except InvalidSpecifier:
         return None, ""
 
 
+def poetry_constraint(text: str) -> str:
+    """A poetry version constraint as a PEP 440 specifier (of "a || b", the newest alternative).
+
+    >>> [poetry_constraint(c) for c in ("^3.6", "~3.7", ">=3.8,<4.0", "~2.7 || ^3.4", "*", "^3.8.1")]
+    ['>=3.6,<4.0', '>=3.7,<3.8', '>=3.8,<4.0', '>=3.4,<4.0', '', '>=3.8.1,<4.0']
+    """
+    alternative = text.split("||")[-1].strip()
+    out = []
+    for part in re.split(r"[,\s]+(?=[~^<>=!\d])", alternative):
+        part = part.strip().rstrip(",")
+        if part in ("", "*"):
+            continue
+        numbers = part.lstrip("^~=").strip().split(".")
+        if part.startswith("^"):
+            major = int(numbers[0])
+            upper = f"{major + 1}.0" if major else f"0.{int(numbers[1]) + 1}" if len(numbers) > 1 else "1.0"
+            out += [f">={part[1:].strip()}", f"<{upper}"]
+        elif part.startswith("~") and not part.startswith("~="):
+            minor = int(numbers[1]) if len(numbers) > 1 else 0
+            out += [f">={part[1:].strip()}", f"<{numbers[0]}.{minor + 1}"]
+        else:
+            out.append(part if part[0] in "<>=!~" else f"=={part}")
+    return ",".join(out)
+
+
 def _named_versions(files: Mapping[str, str]) -> set[str]:
     """Python minor versions the classifiers name, else the tox envlist and CI matrices."""
     named: set[str] = set()
-    for classifier in read_toml(files.get("pyproject.toml", "")).get("project", {}).get("classifiers", []):
+    pyproject = read_toml(files.get("pyproject.toml", ""))
+    classifiers = pyproject.get("project", {}).get("classifiers", []) or pyproject.get("tool", {}).get(
+        "poetry", {}
+    ).get("classifiers", [])
+    for classifier in classifiers if isinstance(classifiers, list) else []:
         if isinstance(classifier, str) and (m := _CLASSIFIER.match(classifier)):
             named.add(f"{m.group(1)}.{m.group(2)}")
     for text in (files.get("setup.py", ""), files.get("setup.cfg", "")):

@@ -132,6 +132,36 @@ def _normpath(path: str) -> str:
     return "/".join(parts)
 
 
+#: Tools a "dev" group holds beside the tests' needs (lint, docs, release, coverage upload): never needed
+#: to run the tests, and pinned versions of them vanish from the index (codecov 2.1.8 did).
+DEV_TOOLS = frozenset({
+    "codecov", "coveralls", "python-coveralls", "pre-commit", "tox", "nox", "black", "flake8", "isort",
+    "pylint", "ruff", "autopep8", "yapf", "sphinx", "furo", "sphinx-rtd-theme", "sphinx-autobuild", "twine",
+    "bump2version", "bumpversion", "towncrier", "commitizen", "mkdocs", "mkdocs-material", "ipython",
+    "ipdb", "pdbpp", "poethepoet", "taskipy", "check-manifest", "cleo", "pyupgrade", "bandit",
+})  # fmt: skip
+
+
+def drop_dev_tools(requirements: list[str], source: str) -> tuple[list[str], list[str]]:
+    """(the requirements without DEV_TOOLS, the names dropped) for a dev group or file; a test group's
+    own word is kept whole (it names what its tests need).
+
+    >>> drop_dev_tools(["pytest==7.4", "codecov==2.1.8", "black"], "pyproject.toml [tool.poetry.dev-dependencies]")
+    (['pytest==7.4'], ['codecov', 'black'])
+    >>> drop_dev_tools(["pytest", "black"], "pyproject.toml [dependency-groups] tests")
+    (['pytest', 'black'], [])
+    """
+    if "dev" not in source.rsplit("/", 1)[-1].lower():
+        return requirements, []
+    kept, dropped = [], []
+    for text in requirements:
+        name = canonicalize_name(Requirement(text).name)
+        (dropped if name in DEV_TOOLS or name.startswith("sphinx") else kept).append(
+            name if name in DEV_TOOLS or name.startswith("sphinx") else text
+        )
+    return kept, dropped
+
+
 def requirements_for_tests(files: Mapping[str, str]) -> tuple[list[str], list[str], list[str], str]:
     """The tests' own requirements: (requirements, test extras, warnings, where they came from).
 

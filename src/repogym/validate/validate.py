@@ -30,7 +30,7 @@ from repogym.sandbox.runtime import Episode
 from repogym.task import Task
 from repogym.validate.classify import Category, category, classify, test_files
 from repogym.validate.diagnose import (
-    build_failure_cause,
+    env_build_cause,
     first_env_error,
     needs_network,
     python2_code,
@@ -85,7 +85,7 @@ def _validate(
     except Python2OnlyError as exc:
         return drop(Verdict.PYTHON2_ONLY, str(exc))
     except EnvBuildError as exc:
-        cause = build_failure_cause(str(exc))
+        cause = env_build_cause(str(exc))
         return drop(Verdict.ENV_BUILD_FAILED, f"failed on: {cause}\n{exc}" if cause else str(exc))
     task = runtime.task  # with the environment's recipe filled in: what a validated task records
     where.stage = Stage.APPLIED
