@@ -10,6 +10,7 @@ every stage still run for real. The prompt is what makes a tiny model learnable 
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -47,9 +48,20 @@ class QuickstartPlan:
     seed: int = 0
     learning_rate_sft: float = 1e-3
     learning_rate_grpo: float = 2e-5
+    eval_methods: tuple[str, ...] = ()
+    """Synth methods of the held-out splits' tasks (empty: every task); see `repogym.train.mutation_demos`."""
+    short_statements: bool = False
+    """Cut each task's statement to its first paragraph (`mutation_demos.short_statement`): the full test
+    output costs a tiny model hundreds of prompt tokens it cannot use."""
+    demo_rows: int = 0
+    """Cheap SFT demonstrations: synth's methods injected into the standard library (0: none)."""
+    sft_warmup: float = 0.05
+    grpo_beta: float = 0.0
+    """KL coefficient of GRPO against the SFT model."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """As JSON reads it back (tuples as lists), so a recorded plan compares equal to its own."""
+        return json.loads(json.dumps(asdict(self)))
 
     @property
     def env_options(self) -> dict[str, Any]:
