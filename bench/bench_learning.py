@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import time
 from pathlib import Path
@@ -60,7 +61,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--data", type=Path, default=None, help="a data folder of an earlier run to reuse")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="*",
+        default=[0, 1, 2],
+        help="seeds to run in this process (none: only the shared stages); seeds may run in "
+        "parallel processes on the same --work once the shared stages are done",
+    )
+    parser.add_argument(
+        "--no-report",
+        dest="report",
+        action="store_false",
+        help="skip WORK/report.html and WORK/results.json (a parallel seed process)",
+    )
     parser.add_argument("--repos", type=int, default=4)
     parser.add_argument("--synth-per-repo", type=int, default=60, help="synthetic single-line bugs per repo")
     parser.add_argument("--methods", nargs="+", default=list(LEARNABLE_METHODS), help="methods evaluated")
@@ -71,7 +85,9 @@ def main() -> None:
     parser.add_argument("--sft-lr", type=float, default=2e-3)
     parser.add_argument("--grpo-steps", type=int, default=40)
     parser.add_argument("--grpo-generations", type=int, default=8)
-    parser.add_argument("--grpo-batch", type=int, default=16, help="completions per step (tasks x generations)")
+    parser.add_argument(
+        "--grpo-batch", type=int, default=16, help="completions per step (tasks x generations)"
+    )
     parser.add_argument("--grpo-lr", type=float, default=5e-5)
     parser.add_argument("--grpo-beta", type=float, default=0.0)
     parser.add_argument("--workers", type=int, default=2)
@@ -100,14 +116,19 @@ def main() -> None:
     results = {"args": {k: str(v) for k, v in vars(args).items()}, "split": counts, "demos": demos,
                "sft_rows": sft_rows, "seeds": {}}  # fmt: skip
     for seed in args.seeds:
-        results["seeds"][seed] = _seed_run(work, data, dataclasses.replace(base, seed=seed), log)
-        write_json(work / "results.json", results)
-    from repogym.evaluate.report import build_report
+        seed_result = _seed_run(work, data, dataclasses.replace(base, seed=seed), log)
+        write_json(work / f"seed-{seed}" / "result.json", seed_result)
+    if args.report:
+        from repogym.evaluate.report import build_report
 
-    build_report([work / f"seed-{seed}" for seed in args.seeds] + [data], work / "report.html", max_attempts=40)
-    results["wall_s"] = round(time.monotonic() - started, 1)
-    write_json(work / "results.json", results)
-    log(f"wrote {work / 'report.html'} and {work / 'results.json'}")
+        folders = sorted(work.glob("seed-*"))
+        for folder in folders:
+            if (folder / "result.json").is_file():
+                results["seeds"][folder.name] = json.loads((folder / "result.json").read_text())
+        build_report([*folders, data], work / "report.html", max_attempts=40)
+        results["wall_s"] = round(time.monotonic() - started, 1)
+        write_json(work / "results.json", results)
+        log(f"wrote {work / 'report.html'} and {work / 'results.json'}")
 
 
 def _data(data: Path, plan, workers: int, log) -> dict:  # type: ignore[no-untyped-def]
@@ -141,7 +162,9 @@ def _seed_run(work: Path, data: Path, plan, log) -> dict:  # type: ignore[no-unt
     evaluate_stage(out, plan, "bwrap", state, hooks, "baseline", model["model_dir"], result)
     sft = state.run("sft", lambda: timed("sft", lambda: sft_stage(out, plan, model["model_dir"], False)), log)
     evaluate_stage(out, plan, "bwrap", state, hooks, "sft", sft["model_dir"], result)
-    grpo = state.run("grpo", lambda: timed("grpo", lambda: grpo_stage(out, plan, sft["model_dir"], "bwrap", hooks)), log)
+    grpo = state.run(
+        "grpo", lambda: timed("grpo", lambda: grpo_stage(out, plan, sft["model_dir"], "bwrap", hooks)), log
+    )
     evaluate_stage(out, plan, "bwrap", state, hooks, "grpo", grpo["model_dir"], result)
     for row in before_after_rows(result.scores):
         log(f"seed {plan.seed}: {' | '.join(row)}")

@@ -15,22 +15,26 @@ a test after the function, since the demo has no test to name.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import random
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import libcst as cst
+from filelock import FileLock
 
 from repogym.env.context import make_windows, window_answer, window_prompt
 from repogym.errors import ConfigError
-from repogym.files import write_jsonl
+from repogym.files import read_jsonl_records, write_jsonl
 from repogym.patches import unified_diff
+from repogym.sandbox.cache import cache_dir
 from repogym.synth.inject import touched_lines
 from repogym.synth.methods import resolve_methods
 from repogym.synth.source import SourceFile, compiles
@@ -40,6 +44,8 @@ from repogym.train.chat_rows import make_row
 #: The single-line methods a 3-line window can decide: the broken token is visible and its fix follows
 #: from the code around it. Left out: const_off_by_one (which way, and which constant?) and
 #: op_break_chain (the dropped operand is not in the window); op_swap is learnable only in part.
+#: Bump when the rows' format changes (it is part of the cache key).
+DEMO_FORMAT = 1
 LEARNABLE_METHODS = ("op_change", "op_flip_comparison", "op_flip_boolean", "op_swap")
 
 
@@ -68,9 +74,11 @@ class DemoReport:
     rows: int = 0
     by_method: Counter[str] = field(default_factory=Counter)
     dropped: Counter[str] = field(default_factory=Counter)
+    cached: bool = False
+    """The rows came from the cache (files and per-reason drops of the build are not known then)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"files": self.files, "rows": self.rows, "by_method": dict(self.by_method),
+        return {"cached": self.cached, "files": self.files, "rows": self.rows, "by_method": dict(self.by_method),
                 "dropped": dict(self.dropped)}  # fmt: skip
 
 
@@ -209,6 +217,7 @@ def build_demos(out: str | os.PathLike[str], options: DemoOptions,
                 held_out: Iterable[Task] = (), workers: int = 1) -> DemoReport:  # fmt: skip
     """Up to `max_rows` demonstrations from the default corpus -> `out` (JSONL chat rows).
 
+    Cached under $REPOGYM_CACHE/demos by the options and the corpus digest (the held-out guard runs after).
     `held_out`: tasks never to train on. A demo whose restored line is a line one of their gold patches
     writes is dropped: a guard against a held-out function that also lives in the corpus (a vendored
     copy, say), on top of the corpus leaving repogym's own package out.
@@ -217,6 +226,23 @@ def build_demos(out: str | os.PathLike[str], options: DemoOptions,
 
     held_out = list(held_out)
     corpus = load_corpus(None, options.max_chars, options.seed, max_file_bytes=options.max_file_bytes)
+    key = hashlib.sha256(json.dumps([asdict(options), corpus.digest, DEMO_FORMAT]).encode()).hexdigest()
+    cached = cache_dir("demos") / f"{key[:24]}.jsonl"
+    with FileLock(str(cached) + ".lock"):
+        if cached.is_file():  # the same options on the same corpus give the same rows: built once per machine
+            rows = list(read_jsonl_records(cached))
+            report = DemoReport(cached=True, by_method=Counter(row["metadata"]["method"] for row in rows))
+        else:
+            rows, report = _corpus_rows(corpus, options, workers)
+            write_jsonl(cached, rows)
+    rows, dropped = drop_held_out(rows, held_out)
+    report.dropped["writes a held-out task's fixed line"] += dropped
+    report.rows = len(rows)
+    write_jsonl(Path(out), rows)
+    return report
+
+
+def _corpus_rows(corpus: Any, options: DemoOptions, workers: int) -> tuple[list[dict[str, Any]], DemoReport]:
     files = [(re.sub(r"^\d+/", "", name), text) for name, text in corpus.files]  # names: "<root>/<path>"
     report, rows = DemoReport(), []
     chunks = [files[i : i + 8] for i in range(0, len(files), 8)]
@@ -226,17 +252,13 @@ def build_demos(out: str | os.PathLike[str], options: DemoOptions,
             report.files += chunk_report.files
             report.by_method.update(chunk_report.by_method)
             report.dropped.update(chunk_report.dropped)
-            kept, dropped = drop_held_out(chunk_rows, held_out)
-            report.dropped["writes a held-out task's fixed line"] += dropped
-            rows.extend(kept)
+            rows.extend(chunk_rows)
             if len(rows) >= options.max_rows:
                 pool.shutdown(wait=False, cancel_futures=True)
                 break
     rows = rows[: options.max_rows]
     random.Random(options.seed).shuffle(rows)  # files come in a fixed order; batches should mix them
-    report.rows = len(rows)
-    write_jsonl(Path(out), rows)
-    return report
+    return rows, report
 
 
 def repo_demos(folders: Iterable[Path], options: DemoOptions, banned: set[tuple[str, str]],
