@@ -83,6 +83,7 @@ def main() -> None:
     parser.add_argument("--sft-steps", type=int, default=1200)
     parser.add_argument("--sft-batch", type=int, default=16)
     parser.add_argument("--sft-lr", type=float, default=2e-3)
+    parser.add_argument("--sft-scheduler", default="constant_with_warmup")
     parser.add_argument("--grpo-steps", type=int, default=40)
     parser.add_argument("--grpo-generations", type=int, default=8)
     parser.add_argument(
@@ -100,6 +101,7 @@ def main() -> None:
     base = dataclasses.replace(
         make_plan(repos=args.repos), synth_per_repo=args.synth_per_repo, pretrain_minutes=args.pretrain_minutes,
         sft_steps=args.sft_steps, sft_batch=args.sft_batch, learning_rate_sft=args.sft_lr, sft_warmup=0.03,
+        sft_scheduler=args.sft_scheduler,
         grpo_steps=args.grpo_steps, grpo_generations=args.grpo_generations, grpo_batch=args.grpo_batch,
         learning_rate_grpo=args.grpo_lr, grpo_beta=args.grpo_beta, split_ratio=0.6,
         eval_methods=tuple(args.methods), short_statements=True, demo_rows=args.demo_rows,

@@ -142,6 +142,7 @@ def model_stage(out: Path, plan: QuickstartPlan, bars: bool) -> dict[str, Any]:
     from repogym.train.corpus import load_corpus
     from repogym.train.model import init_model
     from repogym.train.pretrain import PretrainConfig, pretrain
+
     start = out / "model" / "init"
     corpus = load_corpus(None, 2_000_000, plan.seed)
     init_model(start, size="tiny", seed=plan.seed, tokenizer_texts=corpus.texts, tokenizer_corpus=corpus.describe(),
@@ -178,7 +179,12 @@ def demos_stage(out: Path, plan: QuickstartPlan, repos: list[str], workers: int 
     from repogym.files import read_jsonl_records
 
     write_jsonl(out / "train" / "demos.jsonl", [*rows, *read_jsonl_records(corpus_path)])
-    return {"repo_rows": len(rows), "corpus_rows": corpus.rows, "corpus": corpus.to_dict(), "repos": report.to_dict()}
+    return {
+        "repo_rows": len(rows),
+        "corpus_rows": corpus.rows,
+        "corpus": corpus.to_dict(),
+        "repos": report.to_dict(),
+    }
 
 
 def sft_data_stage(out: Path, plan: QuickstartPlan, sandbox: str, extra: list[Path] = ()) -> dict[str, Any]:  # type: ignore[assignment]
@@ -203,6 +209,7 @@ def sft_stage(out: Path, plan: QuickstartPlan, base_model: str, bars: bool) -> d
     config = SFTRunConfig(
         base_model=base_model, data=str(out / "train" / "sft.jsonl"), output_dir=str(out / "train" / "sft"),
         max_steps=plan.sft_steps, learning_rate=plan.learning_rate_sft, warmup_steps=plan.sft_warmup,
+        lr_scheduler_type=plan.sft_scheduler,
         batch_size=plan.sft_batch, max_length=512, save_steps=max(10, plan.sft_steps // 4), logging_steps=5,
         seed=plan.seed, report_to=[],
     )  # fmt: skip
@@ -211,7 +218,9 @@ def sft_stage(out: Path, plan: QuickstartPlan, base_model: str, bars: bool) -> d
             "rows": summary.rows}  # fmt: skip
 
 
-def grpo_stage(out: Path, plan: QuickstartPlan, base_model: str, sandbox: str, hooks: LoopHooks) -> dict[str, Any]:
+def grpo_stage(
+    out: Path, plan: QuickstartPlan, base_model: str, sandbox: str, hooks: LoopHooks
+) -> dict[str, Any]:
     from repogym.config import validate_config
     from repogym.train.grpo import train_rl
 
@@ -252,7 +261,9 @@ def evaluate_stage(out: Path, plan: QuickstartPlan, sandbox: str, state: Flywhee
     evaluate = hooks.evaluate or run_eval
     for split in SPLITS:
         config = eval_config(out, plan, sandbox, stage, split, model_dir)
-        summary = state.run(f"eval/{stage}-{split}", lambda config=config: _score(evaluate(config)), hooks.notify)
+        summary = state.run(
+            f"eval/{stage}-{split}", lambda config=config: _score(evaluate(config)), hooks.notify
+        )
         result.scores[(split, stage)] = summary
 
 

@@ -56,6 +56,9 @@ class QuickstartPlan:
     demo_rows: int = 0
     """Cheap SFT demonstrations: synth's methods injected into the standard library (0: none)."""
     sft_warmup: float = 0.05
+    sft_scheduler: str = "cosine"
+    """transformers scheduler of SFT; the tiny model's copying appears late, so a constant rate after warmup
+    (`constant_with_warmup`) learns it sooner than a decaying one."""
     grpo_beta: float = 0.0
     """KL coefficient of GRPO against the SFT model."""
 
@@ -71,7 +74,9 @@ class QuickstartPlan:
 def make_plan(fast: bool = False, budget_minutes: float | None = None, repos: int | None = None,
               seed: int = 0) -> QuickstartPlan:  # fmt: skip
     """The plan for `--fast` / `--budget` / `--repos` (None: the mode's default)."""
-    budget = budget_minutes if budget_minutes is not None else (FAST_BUDGET_MIN if fast else DEFAULT_BUDGET_MIN)
+    budget = (
+        budget_minutes if budget_minutes is not None else (FAST_BUDGET_MIN if fast else DEFAULT_BUDGET_MIN)
+    )
     if budget <= 0:
         raise ConfigError(f"--budget {budget}: give the training minutes (> 0), e.g. --budget 7")
     n_repos = repos if repos is not None else (2 if fast else 3)
