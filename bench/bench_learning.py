@@ -128,9 +128,39 @@ def main() -> None:
             if (folder / "result.json").is_file():
                 results["seeds"][folder.name] = json.loads((folder / "result.json").read_text())
         build_report([*folders, data], work / "report.html", max_attempts=40)
+        for line in summary_table(results["seeds"]):
+            print(line)
         results["wall_s"] = round(time.monotonic() - started, 1)
         write_json(work / "results.json", results)
         log(f"wrote {work / 'report.html'} and {work / 'results.json'}")
+
+
+def summary_table(seeds: dict) -> list[str]:
+    """Markdown rows: per seed and split, pass@1 [95% interval] at each stage, and GRPO minus SFT."""
+
+    def cell(score: dict | None) -> str:
+        if not score:
+            return "–"
+        text = f"{100 * score['pass@1']:.1f}%"
+        return text + (
+            f" [{100 * score['low']:.1f}, {100 * score['high']:.1f}]" if score.get("low") is not None else ""
+        )
+
+    lines = [
+        "| seed | split | tasks | baseline | after SFT | after SFT+GRPO | GRPO - SFT |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, result in sorted(seeds.items()):
+        for split in ("heldout-functions", "heldout-repo"):
+            stages = [result["scores"].get(f"{split}/{stage}") for stage in ("baseline", "sft", "grpo")]
+            tasks = next((s["tasks"] for s in stages if s), 0)
+            gain = (
+                f"{100 * (stages[2]['pass@1'] - stages[1]['pass@1']):+.1f}"
+                if stages[1] and stages[2]
+                else "–"
+            )
+            lines.append(f"| {name} | {split} | {tasks} | {' | '.join(cell(s) for s in stages)} | {gain} |")
+    return lines
 
 
 def _data(data: Path, plan, workers: int, log) -> dict:  # type: ignore[no-untyped-def]
