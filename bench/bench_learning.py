@@ -91,6 +91,12 @@ def main() -> None:
     )
     parser.add_argument("--grpo-lr", type=float, default=5e-5)
     parser.add_argument("--grpo-beta", type=float, default=0.0)
+    parser.add_argument(
+        "--max-reply-tokens",
+        type=int,
+        default=224,
+        help="longest answer in eval and GRPO: window answers are ~120 tokens of the tiny BPE (max ~185)",
+    )
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     work = args.work.absolute()
@@ -104,7 +110,7 @@ def main() -> None:
         sft_scheduler=args.sft_scheduler,
         grpo_steps=args.grpo_steps, grpo_generations=args.grpo_generations, grpo_batch=args.grpo_batch,
         learning_rate_grpo=args.grpo_lr, grpo_beta=args.grpo_beta, split_ratio=0.6,
-        eval_methods=tuple(args.methods), short_statements=True, demo_rows=args.demo_rows,
+        eval_methods=tuple(args.methods), max_reply_tokens=args.max_reply_tokens, short_statements=True, demo_rows=args.demo_rows,
     )  # fmt: skip
     data = (args.data or work / "data").absolute()
     state = FlywheelState(work / "bench.json")

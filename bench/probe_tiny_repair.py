@@ -77,7 +77,7 @@ def answers(model_dir: Path, rows: list[dict], samples: int, batch: int = 16) ->
                    for r in chunk]  # fmt: skip
         encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         with torch.inference_mode():
-            output = model.generate(**encoded, max_new_tokens=110, do_sample=samples > 1, temperature=1.0,
+            output = model.generate(**encoded, max_new_tokens=224, do_sample=samples > 1, temperature=1.0,
                                     num_return_sequences=samples, top_k=0,
                                     eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
                                     pad_token_id=tokenizer.pad_token_id)  # fmt: skip
