@@ -39,3 +39,17 @@ def test_report_draws_the_curves_a_real_trainer_logged(tmp_path):
     assert "sft: loss" in html and "sft: learning rate" in html and "sft: grad norm" in html
     plots = sorted(p.name for p in (tmp_path / "report_plots").glob("*.png"))
     assert plots == ["train-sft-grad-norm.png", "train-sft-learning-rate.png", "train-sft-loss.png"]
+
+
+def test_the_pretraining_curve_beside_a_model_folder_is_drawn_first(tmp_path):
+    """`model pretrain --out model/pretrained` leaves its metrics.jsonl there; the quickstart's report
+    walks OUT and must draw that curve before SFT's and GRPO's (ranked by the stage word's prefix)."""
+    from repogym.evaluate.report.collect import collect
+
+    for folder, loss in (("train/sft", 2.0), ("model/pretrained", 8.0), ("train/grpo", 0.5)):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "metrics.jsonl").write_text(json.dumps({"step": 1, "loss": loss}) + "\n")
+    inputs = collect([tmp_path])  # the folder's own name (this test's) holds "pretraining": it must not count
+    assert [run.label.split("/", 1)[1] for run in inputs.ordered_trainings()] == [
+        "model/pretrained", "train/sft", "train/grpo"
+    ]

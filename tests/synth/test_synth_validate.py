@@ -80,9 +80,12 @@ def test_each_bug_is_a_commit_on_top_of_rev_and_its_base_commit_has_no_history(s
 
 
 def test_synth_again_gives_the_same_candidates_and_commits(shapes_repo, shapes_synth, tmp_path):
+    last: dict[str, tuple[int, int]] = {}
     again = synthesize(
-        shapes_repo, SynthConfig(repo_name=REPO_NAME, per_function=6, seed=0), shapes_synth.repo_path.parent
-    )
+        shapes_repo, SynthConfig(repo_name=REPO_NAME, per_function=6, seed=0), shapes_synth.repo_path.parent,
+        progress=lambda stage, done, total: last.__setitem__(stage, (done, total)),
+    )  # fmt: skip
+    assert last and all(done == total for done, total in last.values()), last  # every bar ends full
     assert [t.instance_id for t in again.tasks] == [t.instance_id for t in shapes_synth.tasks]
     assert [t.base_commit for t in again.tasks] == [t.base_commit for t in shapes_synth.tasks]
     other = synthesize(

@@ -73,6 +73,9 @@ def test_pretraining_lowers_the_loss_and_a_second_call_comes_from_the_cache(
     ]
     losses = [row["loss"] for row in rows if "loss" in row]
     assert losses[-1] < losses[0] and all("tokens_per_s" in row for row in rows if "loss" in row)
+    assert (model / "metrics.jsonl").read_text() == next(
+        (tmp_path / "cache").glob("pretrain/*/run/metrics.jsonl")
+    ).read_text()  # the curve travels with the model, where `repogym report` looks
     weights = (model / "model.safetensors").read_bytes()
     assert weights != (tiny_model / "model.safetensors").read_bytes()  # trained in place
     again = pretrain(config, progress=False)
@@ -81,6 +84,7 @@ def test_pretraining_lowers_the_loss_and_a_second_call_comes_from_the_cache(
         PretrainConfig(**{**vars(config), "out_dir": str(tmp_path / "copy")}), progress=False
     )
     assert elsewhere.cached and (tmp_path / "copy" / "model.safetensors").read_bytes() == weights
+    assert (tmp_path / "copy" / "metrics.jsonl").is_file()
 
 
 @pytest.mark.slow

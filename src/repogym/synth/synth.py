@@ -95,6 +95,8 @@ def synthesize(
     assert runtime.env is not None
     cache = store.path.with_name(f"{prefix}.coverage") / f"{rev[:16]}-{runtime.env.key}.json"
     coverage = measure(runtime, cache)
+    if progress:
+        progress("environment and coverage run", 1, 1)
     files = _candidate_files(store, rev, config)
     covered = [path for path in files if path in coverage.lines]
     if not covered:
@@ -119,6 +121,8 @@ def synthesize(
             for bug in bugs
         ]
     )
+    if progress:  # a bar left at 0/1 reads as a stage that never finished
+        progress("writing commits", 1, 1)
     license_id = detect_license(source, rev).spdx_id or ""
     created_at = git(source, "show", "-s", "--format=%cI", rev).strip()
     tasks = tuple(
@@ -163,6 +167,8 @@ def _inject(
             continue
         yields.append(inject_file(parsed, coverage, methods, config))
     top_up(yields, methods, coverage, config)
+    if progress:
+        progress("injecting", len(covered), len(covered))
     return yields, unparsable
 
 

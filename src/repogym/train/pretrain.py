@@ -39,6 +39,9 @@ from repogym.train.corpus import Corpus, load_corpus
 from repogym.train.model import MODEL_RECORD, check_model_folder, has_weights
 from repogym.train.tokenizer import load_tokenizer
 
+#: MetricsJsonlCallback's file (repogym.train.metrics imports transformers; a cache hit must not).
+CURVE_FILE = "metrics.jsonl"
+
 PRETRAIN_RECORD = "repogym_pretrain.json"
 MODEL_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
                "special_tokens_map.json", "chat_template.jinja", MODEL_RECORD)  # fmt: skip
@@ -110,6 +113,8 @@ def pretrain(config: PretrainConfig, progress: bool = True) -> PretrainResult:
     for name in names:
         if (root / "model" / name).is_file():
             shutil.copy2(root / "model" / name, out_dir / name)
+    if (root / "run" / CURVE_FILE).is_file():  # the curve travels with the model: `repogym report` finds it there
+        shutil.copy2(root / "run" / CURVE_FILE, out_dir / CURVE_FILE)
     shutil.copy2(root / "model" / PRETRAIN_RECORD, out_dir / PRETRAIN_RECORD)  # last: marks the copy complete
     return _result(record, out_dir, cached=cached)
 

@@ -93,9 +93,12 @@ class ReportInputs:
         """Pretraining, then SFT, then RL runs (by a stage word in their path), then the rest."""
 
         def rank(run: TrainingRun) -> int:
-            words = re.split(r"[^a-z]+", run.label.lower())
+            # The run's own folder and its parent ("model/pretrained", "train/sft"), not the folder the
+            # user named, which may hold any word; by prefix: "pretrained" is a pretraining run.
+            words = re.split(r"[^a-z]+", "/".join(Path(run.label).parts[-2:]).lower())
             return next(
-                (i for i, stage in enumerate(TRAINING_STAGES) if stage in words), len(TRAINING_STAGES)
+                (i for i, stage in enumerate(TRAINING_STAGES) if any(w.startswith(stage) for w in words)),
+                len(TRAINING_STAGES),
             )
 
         return sorted(self.trainings, key=rank)
