@@ -1,146 +1,208 @@
 """Learning benchmark (issue 14): a tiny model built from nothing -> pretraining -> SFT -> GRPO, judged on held-out functions.
 
 Every stage is repogym's own library function, as `repogym quickstart` chains them
-(repogym.quickstart_loop); this script only makes the stages bigger and adds cheap demonstrations:
+(repogym.quickstart_loop); this script makes the stages bigger:
 
 1. data (once, shared by the seeds): `--repos` sample repositories, mined and with `--synth-per-repo`
-   single-line synthetic bugs, validated in the sandbox; split by function (no function on both
-   sides) with the last repository held out whole -> WORK/data/split/;
-2. cheap demonstrations: `--demos-per-repo` more single-line libcst mutations (`repogym synth`) of
-   the training repositories, NOT validated, kept only when every function they touch is a train
-   function (none of the held-out split's) -> WORK/data/demos.jsonl; SFT sees their gold answers
-   beside the validated train tasks' (`repogym data sft`);
-3. per seed: `model init --tiny` + `model pretrain` (stdlib + site-packages, `--pretrain-minutes`,
+   single-line synthetic bugs, validated in the sandbox -> WORK/data/tasks.jsonl (`--data DIR` reuses
+   such a folder);
+2. split (once): the last repository held out whole, the others' tasks split by function (no function
+   on both sides); every statement cut to its first paragraph (the failing tests' names: the full test
+   output would be hundreds of prompt tokens); the held-out splits keep only synthetic tasks of
+   `--methods` (below) -> WORK/data/split/;
+3. demonstrations (once): `repogym.train.mutation_demos`: the same libcst methods injected into the
+   training repositories' other functions (held-out functions left out) and into `--demo-rows`
+   functions of the standard library and site-packages (repogym's own package never), not validated;
+   SFT rows = these + the train split's gold answers (`repogym data sft`) -> WORK/data/train/sft.jsonl;
+4. per seed: `model init --tiny` + `model pretrain` (stdlib + site-packages, `--pretrain-minutes`,
    cached), baseline eval, SFT (`--sft-steps`), eval, GRPO against the sandbox (`--grpo-steps`,
-   agentless, reward from real test runs), eval -> WORK/seed-S/ (metrics.jsonl per training run);
-4. WORK/report.html from every seed's folder (`repogym report`), WORK/results.json with the figures.
+   agentless, the seed's reward from real test runs), eval -> WORK/seed-S/ (metrics.jsonl per run);
+5. WORK/report.html from every seed's folder (`repogym report`), WORK/results.json with the figures.
 
-Prompts: agentless, a 3-line window at the gold patch's lines (perfect fault localization).
-Budget: the defaults (3 seeds; each 8 minutes of pretraining, 1,500 SFT steps at ~0.2-0.3 s, 40 GRPO
-steps of 8 completions at ~8 s, three evaluations of ~40 tasks; plus ~10 minutes of data once) are
-sized to at most 90 minutes on 2 quiet cores; on a GPU the training stages take minutes. On a busy
-machine set OMP_NUM_THREADS=1 (two torch threads spinning against other processes cost ~4x).
+Prompts: agentless, a 3-line window at the gold patch's lines (oracle localization: perfect fault
+localization). Methods: op_change, op_flip_comparison, op_flip_boolean, op_swap by default;
+const_off_by_one (which way?) and op_break_chain (which operand was dropped?) cannot be decided from
+the window, so they are not evaluated (they stay in training tasks, where GRPO may meet them).
+The three seeds share the data and the split; each seeds its own model, pretraining, SFT and GRPO.
 
-    nice -n 10 .venv/bin/python bench/bench_learning.py --work /tmp/learn --seeds 0 1 2
-    nice -n 10 .venv/bin/python bench/bench_learning.py --work /tmp/learn --seeds 0 --sft-steps 300 --grpo-steps 6
+    .venv/bin/python bench/bench_learning.py --work /tmp/learn --seeds 0 1 2
+    .venv/bin/python bench/bench_learning.py --work /tmp/learn --data /tmp/learn/data --seeds 0 --sft-steps 300
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
+import os
 import time
 from pathlib import Path
 
-from repogym.dataset import load_tasks, save_tasks
 from repogym.files import write_json
 from repogym.quickstart import run_quickstart
 from repogym.quickstart_loop import (
     LoopHooks,
+    LoopResult,
     before_after_rows,
+    demos_stage,
     evaluate_stage,
     grpo_stage,
     model_stage,
+    sft_data_stage,
     sft_stage,
     split_stage,
 )
 from repogym.quickstart_plan import make_plan
-from repogym.synth.locate import task_locations
 from repogym.train.flywheel import FlywheelState
+from repogym.train.mutation_demos import LEARNABLE_METHODS
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, required=True)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--data", type=Path, default=None, help="a data folder of an earlier run to reuse")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="*",
+        default=[0, 1, 2],
+        help="seeds to run in this process (none: only the shared stages); seeds may run in "
+        "parallel processes on the same --work once the shared stages are done",
+    )
+    parser.add_argument(
+        "--no-report",
+        dest="report",
+        action="store_false",
+        help="skip WORK/report.html and WORK/results.json (a parallel seed process)",
+    )
     parser.add_argument("--repos", type=int, default=4)
-    parser.add_argument("--synth-per-repo", type=int, default=40, help="validated synthetic tasks drawn per repo")
-    parser.add_argument("--demos-per-repo", type=int, default=400, help="unvalidated mutation demos per train repo")
-    parser.add_argument("--pretrain-minutes", type=float, default=8.0)
-    parser.add_argument("--sft-steps", type=int, default=1500)
+    parser.add_argument("--synth-per-repo", type=int, default=60, help="synthetic single-line bugs per repo")
+    parser.add_argument("--methods", nargs="+", default=list(LEARNABLE_METHODS), help="methods evaluated")
+    parser.add_argument("--demo-rows", type=int, default=16000, help="standard-library demonstrations")
+    parser.add_argument("--pretrain-minutes", type=float, default=3.0)
+    parser.add_argument("--sft-steps", type=int, default=1200)
+    parser.add_argument("--sft-batch", type=int, default=16)
+    parser.add_argument("--sft-lr", type=float, default=2e-3)
+    parser.add_argument("--sft-scheduler", default="constant_with_warmup")
     parser.add_argument("--grpo-steps", type=int, default=40)
     parser.add_argument("--grpo-generations", type=int, default=8)
+    parser.add_argument(
+        "--grpo-batch", type=int, default=16, help="completions per step (tasks x generations)"
+    )
+    parser.add_argument("--grpo-lr", type=float, default=5e-5)
+    parser.add_argument("--grpo-beta", type=float, default=0.0)
+    parser.add_argument(
+        "--max-reply-tokens",
+        type=int,
+        default=224,
+        help="longest answer in eval and GRPO: window answers are ~120 tokens of the tiny BPE (max ~185)",
+    )
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     work = args.work.absolute()
     started = time.monotonic()
     log = lambda message: print(f"[{time.monotonic() - started:7.0f}s] {message}", flush=True)  # noqa: E731
+    log(f"load average at start: {os.getloadavg()}")
 
     base = dataclasses.replace(
         make_plan(repos=args.repos), synth_per_repo=args.synth_per_repo, pretrain_minutes=args.pretrain_minutes,
-        sft_steps=args.sft_steps, grpo_steps=args.grpo_steps, grpo_generations=args.grpo_generations,
-        grpo_batch=args.grpo_generations, split_ratio=0.7,
+        sft_steps=args.sft_steps, sft_batch=args.sft_batch, learning_rate_sft=args.sft_lr, sft_warmup=0.03,
+        sft_scheduler=args.sft_scheduler,
+        grpo_steps=args.grpo_steps, grpo_generations=args.grpo_generations, grpo_batch=args.grpo_batch,
+        learning_rate_grpo=args.grpo_lr, grpo_beta=args.grpo_beta, split_ratio=0.6,
+        eval_methods=tuple(args.methods), max_reply_tokens=args.max_reply_tokens, short_statements=True, demo_rows=args.demo_rows,
     )  # fmt: skip
-    data = work / "data"
-    state = FlywheelState(data / "bench.json")
+    data = (args.data or work / "data").absolute()
+    state = FlywheelState(work / "bench.json")
     repos = state.run("data", lambda: _data(data, base, args.workers, log), log)["repos"]
     counts = state.run("split", lambda: split_stage(data, base, repos[-1]), log)
-    demos = state.run("demos", lambda: _demos(data, base, repos, args.demos_per_repo), log)
-    log(f"split {counts}; {demos['kept']} cheap demos kept of {demos['drawn']} drawn")
-    results = {"args": {k: str(v) for k, v in vars(args).items()}, "split": counts, "demos": demos, "seeds": {}}
+    demos = state.run("demos", lambda: demos_stage(data, base, repos, args.workers), log)
+    sft_rows = state.run("sft_data", lambda: sft_data_stage(data, base, "bwrap", extra=[data / "train" / "demos.jsonl"]),
+                         log)  # fmt: skip
+    log(f"split {counts}; demos {demos['repo_rows']} from the train repos + {demos['corpus_rows']} from the "
+        f"corpus; {sft_rows['rows']} SFT rows")  # fmt: skip
+    results = {"args": {k: str(v) for k, v in vars(args).items()}, "split": counts, "demos": demos,
+               "sft_rows": sft_rows, "seeds": {}}  # fmt: skip
     for seed in args.seeds:
-        results["seeds"][seed] = _seed_run(work, data, dataclasses.replace(base, seed=seed), log)
-        write_json(work / "results.json", results)
-    from repogym.evaluate.report import build_report
+        seed_result = _seed_run(work, data, dataclasses.replace(base, seed=seed), log)
+        write_json(work / f"seed-{seed}" / "result.json", seed_result)
+    if args.report:
+        from repogym.evaluate.report import build_report
 
-    build_report([work / f"seed-{seed}" for seed in args.seeds] + [data], work / "report.html", max_attempts=40)
-    results["wall_s"] = round(time.monotonic() - started, 1)
-    write_json(work / "results.json", results)
-    log(f"wrote {work / 'report.html'} and {work / 'results.json'}")
+        folders = sorted(work.glob("seed-*"))
+        for folder in folders:
+            if (folder / "result.json").is_file():
+                results["seeds"][folder.name] = json.loads((folder / "result.json").read_text())
+        build_report([*folders, data], work / "report.html", max_attempts=40)
+        for line in summary_table(results["seeds"]):
+            print(line)
+        results["wall_s"] = round(time.monotonic() - started, 1)
+        write_json(work / "results.json", results)
+        log(f"wrote {work / 'report.html'} and {work / 'results.json'}")
+
+
+def summary_table(seeds: dict) -> list[str]:
+    """Markdown rows: per seed and split, pass@1 [95% interval] at each stage, and GRPO minus SFT."""
+
+    def cell(score: dict | None) -> str:
+        if not score:
+            return "–"
+        text = f"{100 * score['pass@1']:.1f}%"
+        return text + (
+            f" [{100 * score['low']:.1f}, {100 * score['high']:.1f}]" if score.get("low") is not None else ""
+        )
+
+    lines = [
+        "| seed | split | tasks | baseline | after SFT | after SFT+GRPO | GRPO - SFT |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, result in sorted(seeds.items()):
+        for split in ("heldout-functions", "heldout-repo"):
+            stages = [result["scores"].get(f"{split}/{stage}") for stage in ("baseline", "sft", "grpo")]
+            tasks = next((s["tasks"] for s in stages if s), 0)
+            gain = (
+                f"{100 * (stages[2]['pass@1'] - stages[1]['pass@1']):+.1f}"
+                if stages[1] and stages[2]
+                else "–"
+            )
+            lines.append(f"| {name} | {split} | {tasks} | {' | '.join(cell(s) for s in stages)} | {gain} |")
+    return lines
 
 
 def _data(data: Path, plan, workers: int, log) -> dict:  # type: ignore[no-untyped-def]
+    """The data stages (`repogym.quickstart.run_quickstart`), or their record DATA/data.json when a run made it."""
+    import json
+
+    record = data / "data.json"
+    if record.is_file():
+        log(f"reusing {data} (tasks and repositories recorded in {record})")
+        return json.loads(record.read_text())
     result = run_quickstart(data, seed=0, n_repos=plan.repos, synth_per_repo=plan.synth_per_repo, workers=workers,
-                            notify=log)  # fmt: skip
-    return result.to_dict()
-
-
-def _demos(data: Path, plan, repos: list[str], per_repo: int) -> dict:  # type: ignore[no-untyped-def]
-    """Single-line mutations of the train repositories whose functions are all train functions."""
-    from repogym.config import validate_config
-    from repogym.synth.config import SynthConfig
-    from repogym.synth.split import diff_key
-    from repogym.synth.synth import synthesize
-
-    held_out = [*load_tasks(data / "split" / "heldout-functions.jsonl")]
-    banned = {loc for task in held_out for loc in task_locations(task)}
-    known = {diff_key(task) for task in load_tasks(data / "tasks.jsonl")}
-    kept, drawn = [], 0
-    for repo in repos[:-1]:  # the last repository is held out whole
-        folder = data / "repos" / repo.split("/", 1)[1]
-        config = validate_config({"methods": ["single_line"], "max_candidates": per_repo, "seed": 1,
-                                  "per_function": 30, "repo_name": repo}, SynthConfig)  # fmt: skip
-        tasks = synthesize(folder, config, data / "demo-repos").tasks
-        drawn += len(tasks)
-        for task in tasks:
-            locations = set(task_locations(task))
-            if locations and not locations & banned and diff_key(task) not in known:
-                kept.append(task)
-    save_tasks(kept, data / "demos.jsonl")
-    return {"drawn": drawn, "kept": len(kept)}
+                            notify=log).to_dict()  # fmt: skip
+    write_json(record, result)
+    return result
 
 
 def _seed_run(work: Path, data: Path, plan, log) -> dict:  # type: ignore[no-untyped-def]
-    """Model -> baseline -> SFT on gold + cheap demos -> eval -> GRPO -> eval, resumable per stage."""
-    from repogym.quickstart_loop import LoopResult, sft_data_stage
-
+    """Model -> baseline -> SFT on gold + demos -> eval -> GRPO -> eval, resumable per stage."""
     out = work / f"seed-{plan.seed}"
-    out.mkdir(parents=True, exist_ok=True)
-    for name in ("split", "tasks.jsonl"):  # the shared data, seen from the seed's folder
+    (out / "train").mkdir(parents=True, exist_ok=True)
+    for name in ("split", "tasks.jsonl", "train/sft.jsonl"):  # the shared data, seen from the seed's folder
         link = out / name
         if not link.exists():
             link.symlink_to(data / name)
     state = FlywheelState(out / "bench.json")
     hooks = LoopHooks(notify=log, bars=False)
     result = LoopResult(split_counts={})
-    stamp = {}
+    stamp: dict[str, float] = {}
     timed = lambda name, work_fn: _timed(stamp, name, work_fn)  # noqa: E731
     model = state.run("model", lambda: timed("pretrain", lambda: model_stage(out, plan, False)), log)
     evaluate_stage(out, plan, "bwrap", state, hooks, "baseline", model["model_dir"], result)
-    state.run("sft_data", lambda: sft_data_stage(out, plan, "bwrap", extra=[data / "demos.jsonl"]), log)
     sft = state.run("sft", lambda: timed("sft", lambda: sft_stage(out, plan, model["model_dir"], False)), log)
     evaluate_stage(out, plan, "bwrap", state, hooks, "sft", sft["model_dir"], result)
-    grpo = state.run("grpo", lambda: timed("grpo", lambda: grpo_stage(out, plan, sft["model_dir"], "bwrap", hooks)), log)
+    grpo = state.run(
+        "grpo", lambda: timed("grpo", lambda: grpo_stage(out, plan, sft["model_dir"], "bwrap", hooks)), log
+    )
     evaluate_stage(out, plan, "bwrap", state, hooks, "grpo", grpo["model_dir"], result)
     for row in before_after_rows(result.scores):
         log(f"seed {plan.seed}: {' | '.join(row)}")

@@ -33,6 +33,7 @@ from repogym.errors import ConfigError, RepogymError
 from repogym.files import write_json
 from repogym.quickstart_plan import QuickstartPlan
 from repogym.train.flywheel import FlywheelState
+from repogym.train.mutation_demos import shorten_statements
 
 STATE_FILE = "quickstart.json"
 SPLITS = ("heldout-functions", "heldout-repo")
@@ -90,7 +91,11 @@ def run_loop(out: Path, plan: QuickstartPlan, repos: list[str], sandbox: str, st
     model = state.run("model", lambda: model_stage(out, plan, hooks.bars), notify)
     policies = {"baseline": model["model_dir"]}
     evaluate_stage(out, plan, sandbox, state, hooks, "baseline", policies["baseline"], result)
-    state.run("sft_data", lambda: sft_data_stage(out, plan, sandbox), notify)
+    extra = []
+    if plan.demo_rows:
+        state.run("demos", lambda: demos_stage(out, plan, repos), notify)
+        extra = [out / "train" / "demos.jsonl"]
+    state.run("sft_data", lambda: sft_data_stage(out, plan, sandbox, extra=extra), notify)
     sft = state.run("sft", lambda: sft_stage(out, plan, model["model_dir"], hooks.bars), notify)
     evaluate_stage(out, plan, sandbox, state, hooks, "sft", sft["model_dir"], result)
     grpo = state.run("grpo", lambda: grpo_stage(out, plan, sft["model_dir"], sandbox, hooks), notify)
@@ -105,7 +110,9 @@ def split_stage(out: Path, plan: QuickstartPlan, held_out_repo: str) -> dict[str
     from repogym.synth.split import split_tasks
 
     tasks = list(load_tasks(out / "tasks.jsonl"))
-    repo_tasks = [task for task in tasks if task.repo == held_out_repo]
+    if plan.short_statements:
+        tasks = shorten_statements(tasks)
+    repo_tasks = [task for task in tasks if task.repo == held_out_repo and _evaluated(task, plan)]
     rest = [task for task in tasks if task.repo != held_out_repo]
     if not repo_tasks or len(rest) < 2:
         raise QuickstartError(
@@ -113,14 +120,21 @@ def split_stage(out: Path, plan: QuickstartPlan, held_out_repo: str) -> dict[str
             f"{len(rest)} of the others; both splits need tasks (raise --repos or the synth bugs per repo)"
         )
     split = split_tasks(rest, "function", ratio=plan.split_ratio, seed=plan.seed)
-    if not split.train or not split.test:
-        raise QuickstartError(f"split by function: {len(split.train)} train / {len(split.test)} held-out tasks")
+    # Held-out tasks of other methods are dropped, not moved to train: their functions are held out.
+    tested = [task for task in split.test if _evaluated(task, plan)]
+    if not split.train or not tested:
+        raise QuickstartError(f"split by function: {len(split.train)} train / {len(tested)} held-out tasks")
     folder = out / "split"
     save_tasks(list(split.train), folder / "train.jsonl")
-    save_tasks(list(split.test), folder / "heldout-functions.jsonl")
+    save_tasks(tested, folder / "heldout-functions.jsonl")
     save_tasks(repo_tasks, folder / "heldout-repo.jsonl")
     write_json(folder / "manifest.json", {**split.manifest, "held_out_repo": held_out_repo})
-    return {"train": len(split.train), "heldout-functions": len(split.test), "heldout-repo": len(repo_tasks)}
+    return {"train": len(split.train), "heldout-functions": len(tested), "heldout-repo": len(repo_tasks)}
+
+
+def _evaluated(task: Any, plan: QuickstartPlan) -> bool:
+    """Whether a held-out task is evaluated: every task, or only synthetic ones of `plan.eval_methods`."""
+    return not plan.eval_methods or task.metadata.get("method") in plan.eval_methods
 
 
 def model_stage(out: Path, plan: QuickstartPlan, bars: bool) -> dict[str, Any]:
@@ -128,6 +142,7 @@ def model_stage(out: Path, plan: QuickstartPlan, bars: bool) -> dict[str, Any]:
     from repogym.train.corpus import load_corpus
     from repogym.train.model import init_model
     from repogym.train.pretrain import PretrainConfig, pretrain
+
     start = out / "model" / "init"
     corpus = load_corpus(None, 2_000_000, plan.seed)
     init_model(start, size="tiny", seed=plan.seed, tokenizer_texts=corpus.texts, tokenizer_corpus=corpus.describe(),
@@ -139,6 +154,37 @@ def model_stage(out: Path, plan: QuickstartPlan, bars: bool) -> dict[str, Any]:
     result = pretrain(config, progress=bars)
     return {"model_dir": result.out_dir, "cached": result.cached, "steps": result.steps,
             "final_loss": result.final_loss, "train_s": result.train_s}  # fmt: skip
+
+
+def demos_stage(out: Path, plan: QuickstartPlan, repos: list[str], workers: int = 2,
+                repos_root: Path | None = None) -> dict[str, Any]:  # fmt: skip
+    """Cheap demonstrations (`repogym.train.mutation_demos`): synth's methods in the training repositories'
+    other functions and in the standard library -> OUT/train/demos.jsonl. Nothing held out is used: the
+    held-out repository is skipped, held-out functions are left out, and a corpus demo that writes a
+    held-out task's fixed line is dropped."""
+    from repogym.files import write_jsonl
+    from repogym.synth.locate import task_locations
+    from repogym.train.mutation_demos import DemoOptions, DemoReport, build_demos, repo_demos
+
+    held_out = [task for split in SPLITS for task in load_tasks(out / "split" / f"{split}.jsonl")]
+    banned = {location for task in held_out for location in task_locations(task)}
+    methods = plan.eval_methods or DemoOptions().methods
+    options = DemoOptions(methods=tuple(methods), max_rows=plan.demo_rows, seed=plan.seed)
+    corpus_path = out / "train" / "demos-corpus.jsonl"
+    corpus = build_demos(corpus_path, options, held_out=held_out, workers=workers)
+    report = DemoReport()
+    root = repos_root or out / "repos"
+    folders = [root / repo.split("/", 1)[1] for repo in repos[:-1]]  # the last one is held out whole
+    rows = repo_demos([f for f in folders if f.is_dir()], options, banned, report)
+    from repogym.files import read_jsonl_records
+
+    write_jsonl(out / "train" / "demos.jsonl", [*rows, *read_jsonl_records(corpus_path)])
+    return {
+        "repo_rows": len(rows),
+        "corpus_rows": corpus.rows,
+        "corpus": corpus.to_dict(),
+        "repos": report.to_dict(),
+    }
 
 
 def sft_data_stage(out: Path, plan: QuickstartPlan, sandbox: str, extra: list[Path] = ()) -> dict[str, Any]:  # type: ignore[assignment]
@@ -162,7 +208,8 @@ def sft_stage(out: Path, plan: QuickstartPlan, base_model: str, bars: bool) -> d
 
     config = SFTRunConfig(
         base_model=base_model, data=str(out / "train" / "sft.jsonl"), output_dir=str(out / "train" / "sft"),
-        max_steps=plan.sft_steps, learning_rate=plan.learning_rate_sft, warmup_steps=0.05,
+        max_steps=plan.sft_steps, learning_rate=plan.learning_rate_sft, warmup_steps=plan.sft_warmup,
+        lr_scheduler_type=plan.sft_scheduler,
         batch_size=plan.sft_batch, max_length=512, save_steps=max(10, plan.sft_steps // 4), logging_steps=5,
         seed=plan.seed, report_to=[],
     )  # fmt: skip
@@ -171,7 +218,9 @@ def sft_stage(out: Path, plan: QuickstartPlan, base_model: str, bars: bool) -> d
             "rows": summary.rows}  # fmt: skip
 
 
-def grpo_stage(out: Path, plan: QuickstartPlan, base_model: str, sandbox: str, hooks: LoopHooks) -> dict[str, Any]:
+def grpo_stage(
+    out: Path, plan: QuickstartPlan, base_model: str, sandbox: str, hooks: LoopHooks
+) -> dict[str, Any]:
     from repogym.config import validate_config
     from repogym.train.grpo import train_rl
 
@@ -182,6 +231,7 @@ def grpo_stage(out: Path, plan: QuickstartPlan, base_model: str, sandbox: str, h
         "rollout": {"num_candidates": plan.grpo_generations}, "batch_size": plan.grpo_batch,
         "total_steps": plan.grpo_steps, "learning_rate": plan.learning_rate_grpo,
         "grpo": {"max_completion_length": plan.max_reply_tokens, "gradient_checkpointing": False, "report_to": [],
+                 "beta": plan.grpo_beta,
                  "save_steps": max(2, plan.grpo_steps // 3)},
     })  # fmt: skip
     result = train_rl(config, resume=True, notify=hooks.notify, progress=hooks.bars)
@@ -211,7 +261,9 @@ def evaluate_stage(out: Path, plan: QuickstartPlan, sandbox: str, state: Flywhee
     evaluate = hooks.evaluate or run_eval
     for split in SPLITS:
         config = eval_config(out, plan, sandbox, stage, split, model_dir)
-        summary = state.run(f"eval/{stage}-{split}", lambda config=config: _score(evaluate(config)), hooks.notify)
+        summary = state.run(
+            f"eval/{stage}-{split}", lambda config=config: _score(evaluate(config)), hooks.notify
+        )
         result.scores[(split, stage)] = summary
 
 

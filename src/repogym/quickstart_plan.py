@@ -10,6 +10,7 @@ every stage still run for real. The prompt is what makes a tiny model learnable 
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -43,13 +44,29 @@ class QuickstartPlan:
     grpo_batch: int
     eval_attempts: int
     max_reply_tokens: int
-    """Longest answer sampled in eval and GRPO (a window answer is about 60 tokens)."""
+    """Longest answer sampled in eval and GRPO. With the tiny model's 4,096-token BPE a window answer is
+    ~110-120 tokens (the gold answers of the sample repositories: median 112, 78 of 97 over 96, longest
+    282), so a cap below ~200 cuts most answers off before `</solution>`: a format error however good."""
     seed: int = 0
     learning_rate_sft: float = 1e-3
     learning_rate_grpo: float = 2e-5
+    eval_methods: tuple[str, ...] = ()
+    """Synth methods of the held-out splits' tasks (empty: every task); see `repogym.train.mutation_demos`."""
+    short_statements: bool = False
+    """Cut each task's statement to its first paragraph (`mutation_demos.short_statement`): the full test
+    output costs a tiny model hundreds of prompt tokens it cannot use."""
+    demo_rows: int = 0
+    """Cheap SFT demonstrations: synth's methods injected into the standard library (0: none)."""
+    sft_warmup: float = 0.05
+    sft_scheduler: str = "cosine"
+    """transformers scheduler of SFT; the tiny model's copying appears late, so a constant rate after warmup
+    (`constant_with_warmup`) learns it sooner than a decaying one."""
+    grpo_beta: float = 0.0
+    """KL coefficient of GRPO against the SFT model."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """As JSON reads it back (tuples as lists), so a recorded plan compares equal to its own."""
+        return json.loads(json.dumps(asdict(self)))
 
     @property
     def env_options(self) -> dict[str, Any]:
@@ -59,7 +76,9 @@ class QuickstartPlan:
 def make_plan(fast: bool = False, budget_minutes: float | None = None, repos: int | None = None,
               seed: int = 0) -> QuickstartPlan:  # fmt: skip
     """The plan for `--fast` / `--budget` / `--repos` (None: the mode's default)."""
-    budget = budget_minutes if budget_minutes is not None else (FAST_BUDGET_MIN if fast else DEFAULT_BUDGET_MIN)
+    budget = (
+        budget_minutes if budget_minutes is not None else (FAST_BUDGET_MIN if fast else DEFAULT_BUDGET_MIN)
+    )
     if budget <= 0:
         raise ConfigError(f"--budget {budget}: give the training minutes (> 0), e.g. --budget 7")
     n_repos = repos if repos is not None else (2 if fast else 3)
@@ -82,6 +101,6 @@ def make_plan(fast: bool = False, budget_minutes: float | None = None, repos: in
         grpo_generations=4,
         grpo_batch=4 if fast else 8,
         eval_attempts=1,
-        max_reply_tokens=96,
+        max_reply_tokens=256,
         seed=seed,
     )
