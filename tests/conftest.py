@@ -63,3 +63,19 @@ def host_secret(tmp_path: Path) -> Path:
     secret = tmp_path / "host-secret.txt"
     secret.write_text("TOP-SECRET-HOST-VALUE\n")
     return secret
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The suite's 1.4M-parameter random Llama and its BPE tokenizer, built once per test run (no download):
+    one folder beside the workers' temp folders, so every xdist worker and every test directory shares it."""
+    pytest.importorskip("transformers", reason="the hf backend needs the 'train' extra (torch, transformers)")
+    from filelock import FileLock
+
+    from repogym.train.tiny import build_tiny_model
+
+    folder = tmp_path_factory.getbasetemp().parent / "repogym-tiny-model-v1"
+    with FileLock(str(folder) + ".lock"):
+        if not (folder / "config.json").exists():
+            build_tiny_model(folder)
+    return folder

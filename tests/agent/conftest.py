@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
 from repogym.sandbox.runtime import TaskRuntime
 from repogym.testing import make_toy_task
@@ -39,16 +37,3 @@ def make_env(toy_task, toy_runtime):
     yield factory
     for env in made:
         env.close()
-
-
-@pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 1.4M-parameter random Llama and its BPE tokenizer, built once per test run (no download)."""
-    pytest.importorskip("transformers", reason="the hf backend needs the 'train' extra (torch, transformers)")
-    from repogym.train.tiny import build_tiny_model
-
-    folder = tmp_path_factory.getbasetemp().parent / "repogym-tiny-model-v1"
-    with FileLock(str(folder) + ".lock"):
-        if not (folder / "config.json").exists():
-            build_tiny_model(folder)
-    return folder

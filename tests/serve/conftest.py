@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
 from repogym.testing import make_toy_task
 
@@ -16,16 +14,3 @@ def toy_task(tmp_path_factory: pytest.TempPathFactory):
     # One cache for every xdist worker of this run, so the environment is built once (file lock).
     os.environ["REPOGYM_CACHE"] = str(tmp_path_factory.getbasetemp().parent / "repogym-cache")
     return make_toy_task(tmp_path_factory.mktemp("toy"))
-
-
-@pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 1.4M-parameter random Llama and its BPE tokenizer, built once per test run (no download)."""
-    pytest.importorskip("transformers", reason="the hf backend needs the 'train' extra (torch, transformers)")
-    from repogym.train.tiny import build_tiny_model
-
-    folder = tmp_path_factory.getbasetemp().parent / "repogym-tiny-model-v1"
-    with FileLock(str(folder) + ".lock"):
-        if not (folder / "config.json").exists():
-            build_tiny_model(folder)
-    return folder

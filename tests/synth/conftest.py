@@ -273,18 +273,3 @@ def shapes_validated(shapes_synth, tmp_path_factory) -> Validated:
     out = tmp_path_factory.mktemp("validated") / "tasks.jsonl"
     run = validate_candidates(list(candidates), out, ValidateConfig(workers=2))
     return Validated(run, candidates, out)
-
-
-@pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The 1.4M-parameter random Llama of tests/serve (same folder, so one build per test run)."""
-    pytest.importorskip("transformers", reason="the hf backend needs the 'train' extra (torch, transformers)")
-    from filelock import FileLock
-
-    from repogym.train.tiny import build_tiny_model
-
-    folder = tmp_path_factory.getbasetemp().parent / "repogym-tiny-model-v1"
-    with FileLock(str(folder) + ".lock"):
-        if not (folder / "config.json").exists():
-            build_tiny_model(folder)
-    return folder

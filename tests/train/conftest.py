@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
 from repogym.dataset import save_tasks
 from repogym.task import Source, Task
@@ -120,16 +119,10 @@ def one_torch_thread() -> None:
 
 
 @pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The suite's 1.4M-parameter random Llama and its BPE tokenizer, built once per test run (no download)."""
+def tiny_model(tiny_model: Path) -> Path:
+    """tests/conftest.py's tiny model; training tests skip without TRL rather than fail on importing it."""
     pytest.importorskip("trl", reason="training needs the 'train' extra")
-    from repogym.train.tiny import build_tiny_model
-
-    folder = tmp_path_factory.getbasetemp().parent / "repogym-tiny-model-v1"
-    with FileLock(str(folder) + ".lock"):
-        if not (folder / "config.json").exists():
-            build_tiny_model(folder)
-    return folder
+    return tiny_model
 
 
 @pytest.fixture(scope="session")

@@ -150,18 +150,3 @@ def batch(candidates, tmp_path_factory) -> Batch:
     out, funnel = folder / "tasks.jsonl", folder / "funnel.json"
     run = validate_candidates(list(candidates.values()), out, ValidateConfig(workers=2), funnel_path=funnel)
     return Batch(run, out, funnel)
-
-
-@pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The 1.4M-parameter random Llama of tests/serve (same folder, so one build per test run)."""
-    pytest.importorskip("transformers", reason="the hf backend needs the 'train' extra (torch, transformers)")
-    from filelock import FileLock
-
-    from repogym.train.tiny import build_tiny_model
-
-    folder = tmp_path_factory.getbasetemp().parent / "repogym-tiny-model-v1"
-    with FileLock(str(folder) + ".lock"):
-        if not (folder / "config.json").exists():
-            build_tiny_model(folder)
-    return folder
