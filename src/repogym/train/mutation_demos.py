@@ -34,7 +34,7 @@ from repogym.env.context import make_windows, window_answer, window_prompt
 from repogym.env.lines_answer import lines_answer
 from repogym.errors import ConfigError
 from repogym.files import read_jsonl_records, write_jsonl
-from repogym.patches import unified_diff
+from repogym.patches import parse_patch, unified_diff
 from repogym.sandbox.cache import cache_dir
 from repogym.synth.inject import touched_lines
 from repogym.synth.methods import resolve_methods
@@ -313,10 +313,5 @@ def fixed_line_keys(patch: str) -> list[str]:
     >>> fixed_line_keys("--- a/f.py\\n+++ b/f.py\\n@@ -1 +1 @@\\n-    if a  <  b:\\n+    if a >= len(items):\\n")
     ['if a >= len(items):']
     """
-    keys = []
-    for line in patch.splitlines():
-        if line.startswith("+") and not line.startswith("+++"):
-            key = " ".join(line[1:].split())
-            if len(key) >= 16:
-                keys.append(key)
-    return keys
+    added = (line.value for patched in parse_patch(patch) or [] for hunk in patched for line in hunk if line.is_added)
+    return [key for key in (" ".join(value.split()) for value in added) if len(key) >= 16]
