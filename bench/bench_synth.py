@@ -85,7 +85,8 @@ class CpuMeter:
     def close(self) -> None:
         if self.group is not None:
             Path("/sys/fs/cgroup/cpuacct/cgroup.procs").write_text(str(os.getpid()))
-            for _ in range(300):  # a jail's last process may still be exiting (EBUSY until it has): 10 s was not enough
+            # A jail's last process may still be exiting (EBUSY until it has); 10 s was not always enough.
+            for _ in range(300):
                 try:
                     self.group.rmdir()
                     return
