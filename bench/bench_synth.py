@@ -21,6 +21,10 @@ CPU time is the cgroup v1 cpuacct usage of this process and every descendant (th
 CPU never reaches this process's RUSAGE_CHILDREN); where no cgroup can be made it falls back to
 os.times() and says so.
 
+Every figure is journaled under --work as it is measured (bench/_synth_journal.py) and the summary is built
+from the journal: a stopped run keeps what it measured, the same command again resumes it (finished
+phases, naive mutants and grades are not redone), and `--report-only WORK` reports a run that never finished.
+
     nice -n 10 .venv/bin/python bench/bench_synth.py --samples-dir /tmp/s --real ../toolz --max-real 450
 """
 
