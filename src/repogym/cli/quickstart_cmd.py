@@ -85,9 +85,19 @@ def quickstart(
     console.print(
         f"tasks: {out / 'tasks.jsonl'}   report: {result.report}   ({_clock(started)} this run)\n"
         f"next: repogym eval {out / 'split' / 'heldout-functions.jsonl'} --policy hf:{out / 'train' / 'grpo'} "
-        f"--mode agentless -n 4 --out my-eval",
+        f"--mode agentless {' '.join(_eval_options(plan.env_options))} -n 4 --out my-eval",
         markup=False, soft_wrap=True,
     )  # fmt: skip
+
+
+def _eval_options(options: dict[str, Any]) -> list[str]:
+    """`repogym eval` options giving the prompts the quickstart trained on.
+
+    >>> _eval_options({"context": "window", "window_lines": 1, "localize": "oracle", "answer_format": "lines"})
+    ['--context window', '--env-option window_lines=1', '--env-option localize=oracle', '--env-option answer_format=lines']
+    """
+    rest = [f"--env-option {key}={value}" for key, value in options.items() if key != "context"]
+    return [f"--context {options['context']}", *rest] if "context" in options else rest
 
 
 def _data_stages(out: Path, plan: Any, workers: int, sandbox: str, notify: Any) -> dict[str, Any]:
