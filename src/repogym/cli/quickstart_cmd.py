@@ -90,6 +90,9 @@ def quickstart(
     )  # fmt: skip
 
 
+_ANSWERS = {"lines": "the suspicious line rewritten", "search_replace": "SEARCH/REPLACE blocks"}
+
+
 def _eval_options(options: dict[str, Any]) -> list[str]:
     """`repogym eval` options giving the prompts the quickstart trained on.
 
@@ -158,7 +161,8 @@ def before_after_table(result: Any, plan: Any) -> Table:
     table = Table(
         title="before / after: resolved on held-out tasks (pass@1, bootstrap 95% interval)",
         caption=f"trained on {counts['train']} tasks; agentless, 3-line window at the gold patch's lines "
-        f"(perfect fault localization); tiny model, {plan.budget_minutes:g} training minutes",
+        f"(perfect fault localization), answers: {_ANSWERS.get(plan.answer_format, plan.answer_format)}; "
+        f"tiny model, {plan.budget_minutes:g} training minutes",
     )  # fmt: skip
     for name in ("held-out split", "baseline", "after SFT", "after SFT+GRPO"):
         table.add_column(name, justify="left" if name == "held-out split" else "right")
