@@ -31,6 +31,8 @@ def test_quickstart_fast_from_a_fresh_clone_interrupted_then_resumed_runs_the_wh
     proc = subprocess.Popen(
         command, cwd=clone, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
         start_new_session=True,
+        # SIGINT as a terminal leaves it: a suite started in the background (`cmd &`, nohup) inherits it ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     state = out / "quickstart.json"
     deadline = time.monotonic() + 1200

@@ -113,6 +113,12 @@ def test_validate_with_no_surviving_candidate_says_so_and_exits_1(toy_task, tmp_
     assert not out.exists()
 
 
+def default_sigint() -> None:
+    """A terminal's Ctrl-C reaches a program whose SIGINT is not ignored; a suite started in the background by a
+    non-interactive shell (`cmd &`, nohup) inherits SIGINT ignored, and Python then never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.slow
 def test_ctrl_c_in_validate_says_what_is_saved_and_rerunning_resumes(toy_task, tmp_path):
     candidates = tmp_path / "candidates.jsonl"
@@ -126,7 +132,8 @@ def test_ctrl_c_in_validate_says_what_is_saved_and_rerunning_resumes(toy_task, t
     command = [str(REPOGYM), "validate", str(candidates), "--out", str(out), "--no-scrub", "-j", "1"]
     env = {**os.environ, "COLUMNS": "200"}
     proc = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
+        preexec_fn=default_sigint,
     )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:

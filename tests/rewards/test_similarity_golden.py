@@ -23,7 +23,9 @@ def test_table_has_at_least_ten_pairs_and_every_format_reason():
         error = similarity_from_response(case.code_context, case.oracle_new_content, case.response).error
         if error is not None:
             reasons.add(error.reason)
-    assert reasons == set(FormatErrorReason)
+    # bad_line_count belongs to window mode's lines answers, which are converted before similarity is
+    # computed (tests/env/test_lines_answer.py); a SWE-RL response cannot break that rule.
+    assert reasons == set(FormatErrorReason) - {FormatErrorReason.BAD_LINE_COUNT}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
