@@ -44,6 +44,7 @@ def _console(name: str) -> Console:
             _consoles[name] = Console(stderr=name == "err_console", highlight=False, emoji=False)
         return _consoles[name]
 
+
 #: Exit status of a user error (bad file, bad config, unknown name), as click uses for usage errors.
 USER_ERROR_EXIT = 2
 #: Exit status of a stage that ran but produced nothing (no candidates, no tasks, no attempt answered).

@@ -86,7 +86,9 @@ def grade_command(
         text = read_patch_file(patch)
     # The spinner only where someone sees it: rich's status costs start-up time and draws nothing into a pipe.
     showing = sys.stderr.isatty()
-    spinner = common.err_console.status(f"grading {instance} in the {sandbox} sandbox...") if showing else None
+    spinner = (
+        common.err_console.status(f"grading {instance} in the {sandbox} sandbox...") if showing else None
+    )
     with spinner or contextlib.nullcontext():
         result = grade(task, text, sandbox=sandbox, repos_dir=repos, skip_rule=rule or skip_rule_for(task))
     if json_out:
