@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from repogym.grading.parsers.common import shell_join
@@ -15,14 +16,14 @@ from repogym.sandbox.runtime import Episode
 _COMPILE_SCRIPT = (
     "import json, sys\n"
     "bad = []\n"
-    "for path in sys.argv[1:]:\n"
+    "for path in sys.argv[2:]:\n"
     "    try:\n"
     "        compile(open(path, 'rb').read(), path, 'exec')\n"
     "    except (SyntaxError, ValueError) as exc:\n"
     "        bad.append('%s: %s' % (path, exc))\n"
     "    except OSError:\n"
     "        pass\n"
-    "open(sys.argv[0] + '.out', 'w').write(json.dumps(bad))\n"
+    "open(sys.argv[1], 'w').write(json.dumps(bad))\n"
 )
 
 
@@ -38,14 +39,16 @@ class CompileStep:
     can stand in for it."""
 
 
-def compile_step(episode: Episode, patch: str) -> CompileStep | None:
-    paths = [p for p in changed_paths(patch) if p.endswith(".py")]
+def compile_step(episode: Episode, patch: str, test_paths: Collection[str] = ()) -> CompileStep | None:
+    """The check of the Python files `patch` changes, except the test patch's (`test_paths`: what the tests
+    run of those is the task's file, whatever the candidate did to it)."""
+    paths = [p for p in changed_paths(patch) if p.endswith(".py") and p not in test_paths]
     if not paths:
         return None
     name = f"compile-{time.monotonic_ns()}.py"
     script = episode.put_file(name, _COMPILE_SCRIPT)
     # -I -S: no site, no user paths, no PYTHON* variables: nothing of the candidate runs before compile().
-    command = f"cp {script} {OUT_DIR}/{name} && python -I -S {OUT_DIR}/{name} " + shell_join(paths)
+    command = f"python -I -S {script} {OUT_DIR}/{name}.out " + shell_join(paths)
     return CompileStep(command, script, f"{name}.out")
 
 

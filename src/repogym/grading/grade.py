@@ -187,7 +187,7 @@ def _prepare(task: Task, patch: str, episode: Episode, tests: TestCommand) -> _P
                 detail = f"the install step, run for the patch's packaging changes, changed protected paths: {landed}"
                 return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
     canary = None
-    compiling = compile_step(episode, filtered.patch)
+    compiling = compile_step(episode, filtered.patch, test_paths)
     compile_tail = ""
     if task.test_patch.strip():
         canary = _plant(task, test_paths)
@@ -212,7 +212,7 @@ def _prepare_in_one_pass(
 ) -> _Prepared | GradeResult | None:
     """`_prepare` and the test run in one jailed command (onepass.py); None when the slow way must decide."""
     canary = _plant(task, rules.test_paths)
-    compiling = compile_step(episode, filtered.patch)
+    compiling = compile_step(episode, filtered.patch, rules.test_paths)
     done = onepass.run(episode, filtered.patch, sections, task.test_patch, canary, compiling, tests, rules)
     if done.apply_failure:
         return _result(task, Outcome.PATCH_APPLY_FAILED, done.apply_failure, ignored=filtered.ignored)

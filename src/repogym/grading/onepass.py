@@ -156,14 +156,16 @@ def _applying_script(
         code = episode.put_file(f"{nonce}.py", canary.code)
         target = shell_join([canary.path])
         planting = f"{{ test -f {target} && ! test -L {target} && cat {code} >> {target} && echo {nonce}:planted; }}\n"
+    # The compile check reads only the candidate's files, never the test patch's (compile_step leaves them
+    # out), so it runs beside the test patch and the canary, which write only those.
     script = (
         f"if git apply --whitespace=nowarn {candidate_path}; then echo {nonce}:git\n"
         f"elif patch --batch --forward -p1 --fuzz=3 --no-backup-if-mismatch -i {candidate_path}; "
         f"then echo {nonce}:patch\nelse echo {nonce}:failed; exit 0; fi\n"
-        f"git apply --whitespace=nowarn {tests_path} || {{ echo {nonce}:tests-failed; exit 0; }}\n"
+        + (f"{{ {compiling.command}; }} >/dev/null 2>&1 &\n" if compiling is not None else "")
+        + f"git apply --whitespace=nowarn {tests_path} || {{ echo {nonce}:tests-failed; wait; exit 0; }}\n"
         + planting
-        + (f"{{ {compiling.command}; }} >/dev/null 2>&1\n" if compiling is not None else "")
-        + f"echo {nonce}:done\n"
+        + f"wait\necho {nonce}:done\n"
     )
     return episode.put_file(inbox[2], script)
 
