@@ -3,7 +3,6 @@ runs anyway (the test patch's, or the one-pass command), and its report read bac
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -13,8 +12,10 @@ from repogym.patches import changed_paths
 from repogym.sandbox.base import OUT_DIR, read_jail_file
 from repogym.sandbox.runtime import Episode
 
+# The report is each error followed by a NUL, then "ok" (no path or message holds a NUL): not JSON, because
+# importing json (and the re it loads) is half the check's time in a jail (20-40 ms of every grade).
 _COMPILE_SCRIPT = (
-    "import json, sys\n"
+    "import sys\n"
     "bad = []\n"
     "for path in sys.argv[2:]:\n"
     "    try:\n"
@@ -23,7 +24,7 @@ _COMPILE_SCRIPT = (
     "        bad.append('%s: %s' % (path, exc))\n"
     "    except OSError:\n"
     "        pass\n"
-    "open(sys.argv[1], 'w').write(json.dumps(bad))\n"
+    "open(sys.argv[1], 'w').write(''.join(error + '\\0' for error in bad) + 'ok')\n"
 )
 
 
@@ -59,10 +60,7 @@ def compile_report(episode: Episode, step: CompileStep | None, tail: str) -> tup
     report = read_jail_file(episode.layer.out / step.report)
     if report is None:
         return (f"compile check did not run: {tail}",)
-    try:
-        errors = json.loads(report)
-    except json.JSONDecodeError:
-        errors = None
-    if not isinstance(errors, list) or not all(isinstance(e, str) for e in errors):
+    *errors, end = report.split("\0")
+    if end != "ok":
         return ("compile check wrote no readable report",)
     return tuple(errors)
