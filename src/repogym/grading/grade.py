@@ -7,7 +7,10 @@ apply it, falling back to fuzzier applies, then check what really changed
 broken) -> plant the canary (canary.py) and empty the jail's inbox -> compile
 the changed Python files -> run FAIL_TO_PASS and PASS_TO_PASS -> judge the
 report (judge.py: TIMEOUT, TESTS_DID_NOT_RUN, REPORT_FORGED, RESOLVED only
-when every one of them passed and the canary failed).
+when every one of them passed and the canary failed). Where it can (onepass.py),
+all of the jailed steps are one sandbox start, with the check of what really
+changed made by the host at a checkpoint before the tests; elsewhere each is a
+jailed command of its own. Both ways give the same verdict.
 
 Guarantees (each has a hostile test in tests/grading/test_hostile_grading*.py and, through an agent's
 submit(), tests/env/test_hostile_submit.py):

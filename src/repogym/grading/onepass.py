@@ -5,13 +5,16 @@ A grade otherwise starts the sandbox twice or more (apply, check on the host, te
 the compile check, then the tests); a bare SWE-bench harness starts it once, and each start costs 20-150 ms
 on the benchmark machine, a tenth of a short grade. Here the command runs in two parts:
 
-1. nothing of the candidate runs (git apply, patch, cat, and the compile check with ``python -I -S``), all
-   of it from a script in the jail's read-only inbox, with stdin from /dev/null; its printed markers carry a
-   nonce that only that script holds, so they are the grader's own;
+1. nothing of the candidate runs (git apply, patch, cat, and the compile check with ``python -I -S``, which
+   reads only the candidate's files and so runs beside the test patch), all of it from a script in the
+   jail's read-only inbox, with stdin from /dev/null; its printed markers carry a nonce that only that
+   script holds, so they are the grader's own;
 2. at the checkpoint (`repogym.sandbox.base.Checkpoint`) the command waits while the host reads its markers,
    empties the inbox (the patches, the canary's code, the script), checks what the candidate changed and
    reads the compile report; only on the host's "go" does it `exec` the test command, with stdin from
-   /dev/null. Nothing the tests print or write can reach what the host decided before they started.
+   /dev/null. Nothing the tests print or write can reach what the host decided before they started. What
+   the tests can see of the command itself (its line, in /proc/1/cmdline) is the checkpoint's marker and the
+   test command: no patch, no canary, not part 1's nonce (tests/grading/test_hostile_one_command.py).
 
 The check at the checkpoint:
 
