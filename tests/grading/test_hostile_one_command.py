@@ -131,3 +131,33 @@ def test_grading_code_under_test_rewrites_the_compile_report_of_its_own_command(
     assert any("broken.py" in error for error in result.compile_errors), result.compile_errors
     forged = episode.run("cat /opt/repogym/out/compile-*.out").output
     assert forged.strip() == "[]", forged  # the forger did rewrite it, after the host had read it
+
+
+def _symlink(path: str, target: str) -> str:
+    return (
+        f"diff --git a/{path} b/{path}\nnew file mode 120000\n--- /dev/null\n+++ b/{path}\n"
+        f"@@ -0,0 +1 @@\n+{target}\n\\ No newline at end of file\n"
+    )
+
+
+def test_grading_candidate_patch_aimed_at_the_inbox_and_out_folders_writes_nothing_there(
+    toy_task, toy_runtime
+):
+    """Part 1 of the command applies the candidate next to what part 2 reads: the script in the inbox and
+    the out folder the report goes to. A patch that reaches for them (a path out of the tree, a link it adds
+    and then writes through) lands nothing there; the bug it leaves stays unresolved."""
+    buggy = toy_patch(toy_task, "src/calc/__init__.py", BUGGY_SOURCE + "\n# still wrong\n")
+    reaches = {
+        "a path out of the tree": _new_file("../opt/repogym/in/evil.sh", "echo pwned"),
+        "a link to the out folder": _symlink("src/calc/out", "/opt/repogym/out")
+        + _new_file("src/calc/out/report-evil.jsonl", "{}"),
+        "a link to the inbox": _symlink("src/calc/inbox", "/opt/repogym/in")
+        + _new_file("src/calc/inbox/evil.sh", "echo pwned"),
+    }
+    for how, reach in reaches.items():
+        with toy_runtime.episode(readonly_git=True) as episode:
+            result = grade_in_episode(toy_task, buggy + reach, episode)
+            print(how, result.outcome, result.detail[:200])
+            assert not result.resolved, (how, result.detail)
+            landed = episode.run("ls -a /opt/repogym/in /opt/repogym/out").output
+            assert "evil" not in landed and not list(episode.layer.out.glob("*evil*")), (how, landed)
