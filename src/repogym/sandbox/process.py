@@ -165,11 +165,12 @@ def run_process(
                 reason = ExitReason.OUTPUT_LIMIT
                 break
     finally:
+        selector.close()
+        # Always: a daemon left in the group (local backend) must not outlive the command. Before the pause's
+        # stdin closes: a command waiting for an answer that never came must not read EOF and go on.
+        _kill_group(process)
         if pause is not None:
             buffer.add(pause.leftover())
-        selector.close()
-        # Always: a daemon left in the group (local backend) must not outlive the command.
-        _kill_group(process)
         exit_code = process.wait()
         stream.close()
     text, truncated = buffer.text()
