@@ -92,10 +92,16 @@ def main() -> None:
     parser.add_argument("--grpo-lr", type=float, default=5e-5)
     parser.add_argument("--grpo-beta", type=float, default=0.0)
     parser.add_argument(
+        "--answer-format",
+        default="lines",
+        choices=["lines", "search_replace"],
+        help="lines: the suspicious line rewritten (~26 tokens); search_replace: SWE-RL's blocks (~120)",
+    )
+    parser.add_argument(
         "--max-reply-tokens",
         type=int,
-        default=224,
-        help="longest answer in eval and GRPO: window answers are ~120 tokens of the tiny BPE (max ~185)",
+        default=None,
+        help="longest answer in eval and GRPO (default: 96 for lines, 224 for search_replace)",
     )
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
@@ -110,7 +116,9 @@ def main() -> None:
         sft_scheduler=args.sft_scheduler,
         grpo_steps=args.grpo_steps, grpo_generations=args.grpo_generations, grpo_batch=args.grpo_batch,
         learning_rate_grpo=args.grpo_lr, grpo_beta=args.grpo_beta, split_ratio=0.6,
-        eval_methods=tuple(args.methods), max_reply_tokens=args.max_reply_tokens, short_statements=True, demo_rows=args.demo_rows,
+        eval_methods=tuple(args.methods), short_statements=True, demo_rows=args.demo_rows,
+        answer_format=args.answer_format,
+        max_reply_tokens=args.max_reply_tokens or (96 if args.answer_format == "lines" else 224),
     )  # fmt: skip
     data = (args.data or work / "data").absolute()
     state = FlywheelState(work / "bench.json")

@@ -59,7 +59,8 @@ def sft(model_dir: Path, rows_file: Path, out: Path, steps: int, batch: int, lr:
             "loss_first": losses[0], "loss_last": losses[-1]}  # fmt: skip
 
 
-def answers(model_dir: Path, rows: list[dict], samples: int, batch: int = 16) -> list[list[str]]:
+def answers(model_dir: Path, rows: list[dict], samples: int, batch: int = 16,
+            max_new_tokens: int = 224) -> list[list[str]]:  # fmt: skip
     """`samples` answers per row: greedy when 1, else sampled at temperature 1."""
     import torch
     from transformers import AutoModelForCausalLM
@@ -77,7 +78,7 @@ def answers(model_dir: Path, rows: list[dict], samples: int, batch: int = 16) ->
                    for r in chunk]  # fmt: skip
         encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         with torch.inference_mode():
-            output = model.generate(**encoded, max_new_tokens=224, do_sample=samples > 1, temperature=1.0,
+            output = model.generate(**encoded, max_new_tokens=max_new_tokens, do_sample=samples > 1, temperature=1.0,
                                     num_return_sequences=samples, top_k=0,
                                     eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
                                     pad_token_id=tokenizer.pad_token_id)  # fmt: skip

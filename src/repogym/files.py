@@ -16,6 +16,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+#: Every training run's per-step curve (SFT, GRPO, pretraining) in its output folder: written by
+#: `repogym.train.metrics`, read by `repogym report` (named here so neither imports the other).
+METRICS_FILE = "metrics.jsonl"
+
 
 def _umask() -> int:
     # Read without changing it where Linux allows (os.umask alone is a set-and-restore race).

@@ -169,7 +169,8 @@ def demos_stage(out: Path, plan: QuickstartPlan, repos: list[str], workers: int 
     held_out = [task for split in SPLITS for task in load_tasks(out / "split" / f"{split}.jsonl")]
     banned = {location for task in held_out for location in task_locations(task)}
     methods = plan.eval_methods or DemoOptions().methods
-    options = DemoOptions(methods=tuple(methods), max_rows=plan.demo_rows, seed=plan.seed)
+    options = DemoOptions(methods=tuple(methods), max_rows=plan.demo_rows, seed=plan.seed,
+                          answer_format=plan.answer_format)  # fmt: skip
     corpus_path = out / "train" / "demos-corpus.jsonl"
     corpus = build_demos(corpus_path, options, held_out=held_out, workers=workers)
     report = DemoReport()

@@ -44,9 +44,9 @@ class QuickstartPlan:
     grpo_batch: int
     eval_attempts: int
     max_reply_tokens: int
-    """Longest answer sampled in eval and GRPO. With the tiny model's 4,096-token BPE a window answer is
-    ~110-120 tokens (the gold answers of the sample repositories: median 112, 78 of 97 over 96, longest
-    282), so a cap below ~200 cuts most answers off before `</solution>`: a format error however good."""
+    """Longest answer sampled in eval and GRPO. With the tiny model's 4,096-token BPE a lines answer is
+    median 26 tokens (longest 57 of 300 demonstrations); a SEARCH/REPLACE window answer ~110-120 (median
+    112, longest 282), so for that format a cap below ~200 cuts most answers off before `</solution>`."""
     seed: int = 0
     learning_rate_sft: float = 1e-3
     learning_rate_grpo: float = 2e-5
@@ -63,6 +63,10 @@ class QuickstartPlan:
     (`constant_with_warmup`) learns it sooner than a decaying one."""
     grpo_beta: float = 0.0
     """KL coefficient of GRPO against the SFT model."""
+    answer_format: str = "lines"
+    """The agentless env's `answer_format`: "lines" (the suspicious line rewritten, ~26 tokens of the tiny
+    BPE) or "search_replace" (SWE-RL's blocks, ~110 tokens, which the tiny model did not learn to copy in
+    960 SFT steps; docs/benchmarks.md, "Learning")."""
 
     def to_dict(self) -> dict[str, Any]:
         """As JSON reads it back (tuples as lists), so a recorded plan compares equal to its own."""
@@ -70,7 +74,7 @@ class QuickstartPlan:
 
     @property
     def env_options(self) -> dict[str, Any]:
-        return dict(WINDOW_OPTIONS)
+        return {**WINDOW_OPTIONS, "answer_format": self.answer_format}
 
 
 def make_plan(fast: bool = False, budget_minutes: float | None = None, repos: int | None = None,
@@ -101,6 +105,6 @@ def make_plan(fast: bool = False, budget_minutes: float | None = None, repos: in
         grpo_generations=4,
         grpo_batch=4 if fast else 8,
         eval_attempts=1,
-        max_reply_tokens=256,
+        max_reply_tokens=96,
         seed=seed,
     )

@@ -53,6 +53,8 @@ class FormatErrorReason(enum.StrEnum):
     """A block's SEARCH and REPLACE texts are identical."""
     SEARCH_NOT_FOUND = "search_not_found"
     """A block's SEARCH text does not occur at the start of a line of its file."""
+    BAD_LINE_COUNT = "bad_line_count"
+    """A lines answer (window mode's `answer_format="lines"`) holds not one line per suspicious line."""
 
 
 class FormatError(RepogymError):

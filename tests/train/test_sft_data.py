@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 import repogym.env
@@ -15,13 +17,15 @@ from repogym.train.sft_data import SFTDataOptions, build_sft_data, read_summary,
 WINDOW = SFTDataOptions(context="window", window_lines=1)
 
 
-def test_agentless_gold_rows_are_the_envs_prompt_and_gold_answer(tmp_path, toy_task, toy_runtime):
+@pytest.mark.parametrize("answer_format", ["search_replace", "lines"])
+def test_agentless_gold_rows_are_the_envs_prompt_and_gold_answer(tmp_path, toy_task, toy_runtime, answer_format):
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(json.dumps(toy_task.to_dict()) + "\n")
-    data = build_sft_data([tasks], WINDOW, tmp_path / "sft.jsonl")
+    options = dataclasses.replace(WINDOW, answer_format=answer_format)
+    data = build_sft_data([tasks], options, tmp_path / "sft.jsonl")
     (row,) = data.rows
     env = repogym.env.make(toy_task.instance_id, toy_task, runtime=toy_runtime, mode="agentless",
-                           context="window", window_lines=1)  # fmt: skip
+                           context="window", window_lines=1, answer_format=answer_format)  # fmt: skip
     observation, _ = env.reset()
     user, assistant = row["messages"]
     assert (user["role"], user["content"]) == ("user", observation)
@@ -29,7 +33,8 @@ def test_agentless_gold_rows_are_the_envs_prompt_and_gold_answer(tmp_path, toy_t
                          "tool_call_id": None, "name": None}  # fmt: skip
     _, reward, _, _, info = env.step(assistant["content"])
     assert info["grade"].resolved and reward == 2.0
-    assert row["metadata"] == {"context": "window", "localize": "oracle", "uses_gold_localization": True}
+    assert row["metadata"] == {"context": "window", "localize": "oracle", "answer_format": answer_format,
+                               "uses_gold_localization": True}  # fmt: skip
 
 
 def test_window_gold_answers_apply_to_the_real_file_and_are_short(tmp_path, bug_tasks_file):

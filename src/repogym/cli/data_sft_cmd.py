@@ -34,6 +34,11 @@ def data_sft_command(
         "--localize",
         help="With --context window: oracle (perfect fault localization), sbfl, or a dotted path.",
     ),
+    answer_format: str = typer.Option(
+        "search_replace",
+        "--answer-format",
+        help="With --context window: search_replace (SWE-RL's blocks) or lines (the suspicious lines rewritten).",
+    ),
     max_chars: int = typer.Option(
         32_000, "--max-chars", help="Drop rows longer than this (all message text)."
     ),
@@ -57,7 +62,7 @@ def data_sft_command(
 
     The summary (rows in, kept, dropped per reason, for each source) is printed and written to
     OUT.summary.json. Agentless gold rows use the env's own prompt, so pass the same --context,
-    --window-lines and --localize as the env you will evaluate in.
+    --window-lines, --localize and --answer-format as the env you will evaluate in.
 
     Example: repogym data sft runs/gold tasks.jsonl --out sft.jsonl --context window --window-lines 3
     """
@@ -68,8 +73,13 @@ def data_sft_command(
         raise ConfigError(f"--gold {gold!r}: use agentless or agent")
     if context not in ("files", "window"):
         raise ConfigError(f"--context {context!r}: use files or window")
+    if answer_format not in ("search_replace", "lines"):
+        raise ConfigError(f"--answer-format {answer_format!r}: use search_replace or lines")
+    if answer_format == "lines" and context != "window":
+        raise ConfigError("--answer-format lines rewrites the window's suspicious lines: add --context window")
     options = SFTDataOptions(
         gold=gold, context=context, window_lines=window_lines, localize=localize,  # type: ignore[arg-type]
+        answer_format=answer_format,  # type: ignore[arg-type]
         max_chars=max_chars, max_tokens=max_tokens, tokenizer=str(tokenizer) if tokenizer else None,
         max_per_task=max_per_task, repos_dir=str(repos_dir) if repos_dir else None, sandbox=sandbox, jobs=jobs,
     )  # fmt: skip

@@ -10,7 +10,9 @@
 - `gold_answer()` is the SWE-RL answer reproducing the gold patch (in window mode restricted to
   the windows; None when the gold change lies outside them): the demonstration SFT trains on.
 - `step(answer)` takes SWE-RL's `<think>...</think><solution>...</solution>` text (or a chat
-  message dict with `content`). Its blocks are applied with `repogym.search_replace.apply_answer`
+  message dict with `content`); with `answer_format="lines"` the suspicious lines rewritten
+  (`repogym.env.lines_answer`), converted to SWE-RL's answer first (the reward components and
+  `info["similarity"]` see the converted text). Its blocks are applied with `repogym.search_replace.apply_answer`
   exactly as SWE-RL applies them; the resulting diff is graded in a fresh sandbox episode. The
   episode always terminates after this one step.
 - A malformed answer (see `FormatErrorReason`) counts one format error and is not graded.
@@ -27,6 +29,7 @@ from typing import Any
 
 from repogym.env.base import TaskEnv, TextSpace, end_summary, read_originals
 from repogym.env.context import Localization, Window, localize, make_windows, window_answer, window_prompt
+from repogym.env.lines_answer import lines_answer, to_search_replace
 from repogym.env.localize import sbfl_localizer  # noqa: F401  (registers localize='sbfl')
 from repogym.env.observation import truncate
 from repogym.env.options import EnvOptions
@@ -84,12 +87,21 @@ def build_observation(
     if localization is None:
         return truncate(agentless_prompt(problem_statement, code_context), options.context_chars), []
     windows = make_windows(localization.spots, code_context, options.window_lines)
-    prompt = window_prompt(problem_statement, windows, localization.spots, code_context)
+    prompt = window_prompt(problem_statement, windows, localization.spots, code_context, options.answer_format)
     return truncate(prompt, options.context_chars), windows
 
 
-def gold_answer(patch: str, code_context: Mapping[str, str], windows: list[Window] | None) -> str | None:
-    """SWE-RL's answer reproducing `patch`: whole-file blocks, or (with `windows`) blocks inside them; None if impossible."""
+def gold_answer(
+    patch: str,
+    code_context: Mapping[str, str],
+    windows: list[Window] | None,
+    localization: Localization | None = None,
+    answer_format: str = "search_replace",
+) -> str | None:
+    """The answer reproducing `patch`: whole-file blocks, or (with `windows`) blocks inside them, or (with
+    `answer_format="lines"`) the localized lines rewritten; None if impossible."""
+    if answer_format == "lines":
+        return lines_answer(patch, localization.spots, code_context) if localization else None
     if windows is not None:
         return window_answer(patch, code_context, windows)
     try:
@@ -124,7 +136,13 @@ class AgentlessEnv(TaskEnv):
 
     def gold_answer(self) -> str | None:
         """The SWE-RL answer reproducing the gold patch (window mode: inside the windows, else None)."""
-        return gold_answer(self.task.patch, self.code_context, self.windows if self.localization else None)
+        return gold_answer(
+            self.task.patch,
+            self.code_context,
+            self.windows if self.localization else None,
+            self.localization,
+            self.options.answer_format,
+        )
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """Agentless mode has no tools: the answer is text."""
@@ -157,10 +175,14 @@ class AgentlessEnv(TaskEnv):
         format_error: FormatError | None = None
         patch = ""
         try:
+            if self.options.answer_format == "lines" and self.localization is not None:
+                response = to_search_replace(response, self.localization.spots, self.code_context)
             patch = apply_answer(response, self.code_context).diff
         except FormatError as exc:
             format_error = exc
             self._format_errors = 1
+            if self.options.answer_format == "lines":
+                response = ""  # scored as malformed: SWE-RL blocks written around a bad lines answer count for nothing
         grade_result, breakdown, timings = self._finish(
             patch,
             grade_patch=format_error is None,

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from repogym.env.lines_answer import LINES_FORMAT
 from repogym.patches import PatchError, apply_patch, parse_patch, split_lines
 from repogym.registry import Registry
 from repogym.search_replace import DEFAULT_THOUGHT, FormatError, SearchReplace, apply_edits, render_answer
@@ -153,8 +154,12 @@ def window_prompt(
     windows: list[Window],
     spots: Mapping[str, tuple[int, ...]],
     contents: Mapping[str, str],
+    answer_format: str = "search_replace",
 ) -> str:
-    """The compact observation: the issue, each window verbatim, the suspicious lines, the format."""
+    """The compact observation: the issue, each window verbatim, the suspicious lines, the format.
+
+    `answer_format="lines"` asks for the suspicious lines rewritten (`repogym.env.lines_answer`)
+    instead of SEARCH/REPLACE blocks."""
     parts = [f"Issue:\n{problem_statement.strip()}\n"]
     for window in windows:
         text = window_text(window, contents)
@@ -168,7 +173,7 @@ def window_prompt(
                 suspicious.append(f"{path}:{number}: {lines[number - 1].rstrip()}")
     if suspicious:
         parts.append("Suspicious lines:\n" + "\n".join(suspicious) + "\n")
-    parts.append(WINDOW_FORMAT)
+    parts.append(LINES_FORMAT if answer_format == "lines" else WINDOW_FORMAT)
     return "\n".join(parts)
 
 

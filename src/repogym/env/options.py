@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class EnvOptions(BaseModel):
@@ -42,8 +42,19 @@ class EnvOptions(BaseModel):
     """Agentless mode: repository files shown besides those the gold patch touches."""
     context: Literal["files", "window"] = "files"
     """Agentless mode: 'files' shows the gold patch's files whole; 'window' only `window_lines` around localized lines."""
+    answer_format: Literal["search_replace", "lines"] = "search_replace"
+    """Agentless mode: 'search_replace' is SWE-RL's answer; 'lines' (window context only) the suspicious lines
+    as they should read, one per line (see `repogym.env.lines_answer`), converted to SWE-RL's answer before grading."""
     window_lines: int = Field(default=3, ge=0, le=200)
     """Agentless window context: lines shown either side of each localized line."""
     localize: str = "oracle"
     """Agentless window context: 'oracle' (the gold patch's lines: perfect fault localization, uses gold
     information), 'sbfl' (spectrum-based, from per-test coverage in the sandbox), or a dotted path to a Localizer."""
+
+    @model_validator(mode="after")
+    def _lines_need_windows(self) -> EnvOptions:
+        if self.answer_format == "lines" and self.context != "window":
+            raise ValueError(
+                "answer_format='lines' rewrites the window's suspicious lines: it needs context='window'"
+            )
+        return self

@@ -36,6 +36,7 @@ def agentless_gold_rows(
         context=options.context,
         window_lines=options.window_lines,
         localize=options.localize,
+        answer_format=options.answer_format,
     )
     localizer = localizers.get(options.localize) if options.context == "window" else None
     for task in load_tasks(tasks_path):
@@ -63,16 +64,21 @@ def agentless_gold_rows(
                     else originals_at(task, missing, options.repos_dir)
                 )
         prompt, windows = build_observation(task.problem_statement, contents, env_options, localization)
-        answer = gold_answer(task.patch, contents, windows if localization else None)
+        answer = gold_answer(
+            task.patch, contents, windows if localization else None, localization, options.answer_format
+        )
         if answer is None:
             reason = (
-                "gold change outside the window"
+                "gold change is not a rewrite of the localized lines"
+                if localization and options.answer_format == "lines"
+                else "gold change outside the window"
                 if localization
                 else "gold patch not expressible as SEARCH/REPLACE"
             )
             yield _empty(task), reason
             continue
-        metadata = {"context": options.context, "localize": options.localize if localization else None}
+        metadata = {"context": options.context, "localize": options.localize if localization else None,
+                    "answer_format": options.answer_format}  # fmt: skip
         if localization is not None:
             metadata["uses_gold_localization"] = localization.uses_gold
         yield make_row(

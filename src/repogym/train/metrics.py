@@ -27,9 +27,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from repogym.files import append_jsonl, atomic_writer, read_jsonl_records
-
-METRICS_FILE = "metrics.jsonl"
+from repogym.files import METRICS_FILE, append_jsonl, atomic_writer, read_jsonl_records
 
 
 class MetricsJsonlCallback(TrainerCallback):

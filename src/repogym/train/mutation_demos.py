@@ -31,9 +31,10 @@ import libcst as cst
 from filelock import FileLock
 
 from repogym.env.context import make_windows, window_answer, window_prompt
+from repogym.env.lines_answer import lines_answer
 from repogym.errors import ConfigError
 from repogym.files import read_jsonl_records, write_jsonl
-from repogym.patches import unified_diff
+from repogym.patches import parse_patch, unified_diff
 from repogym.sandbox.cache import cache_dir
 from repogym.synth.inject import touched_lines
 from repogym.synth.methods import resolve_methods
@@ -65,6 +66,8 @@ class DemoOptions:
     """Larger files are skipped: libcst's parse costs grow with size and one file would crowd the rest."""
     max_line_chars: int = 100
     """Buggy lines longer than this are skipped (the prompt shows them twice)."""
+    answer_format: str = "search_replace"
+    """The env's `answer_format`: SWE-RL's blocks, or "lines" (the suspicious line rewritten)."""
     seed: int = 0
 
 
@@ -180,15 +183,19 @@ def _demo_row(source: SourceFile, function: str, mutation: Any, options: DemoOpt
     spots = {source.path: (first,)}
     contents = {source.path: buggy}
     windows = make_windows(spots, contents, options.window_lines)
-    answer = window_answer(gold, contents, windows)
+    if options.answer_format == "lines":
+        answer = lines_answer(gold, spots, contents)
+    else:
+        answer = window_answer(gold, contents, windows)
     if answer is None:
         report.dropped["no unique answer in the window"] += 1
         return None
-    prompt = window_prompt(demo_statement(source.path, function), windows, spots, contents)
+    prompt = window_prompt(demo_statement(source.path, function), windows, spots, contents, options.answer_format)
     return make_row([{"role": "user", "content": prompt}, {"role": "assistant", "content": answer}],
                     source="mutation-demo", metadata={"method": mutation.method, "file": source.path,
                                                       "function": function, "context": "window",
-                                                      "localize": "oracle", "gold_patch": gold}), buggy  # fmt: skip
+                                                      "localize": "oracle", "answer_format": options.answer_format,
+                                                      "gold_patch": gold}), buggy  # fmt: skip
 
 
 def _spliced(source: SourceFile, mutation: Any) -> str | None:
@@ -306,10 +313,5 @@ def fixed_line_keys(patch: str) -> list[str]:
     >>> fixed_line_keys("--- a/f.py\\n+++ b/f.py\\n@@ -1 +1 @@\\n-    if a  <  b:\\n+    if a >= len(items):\\n")
     ['if a >= len(items):']
     """
-    keys = []
-    for line in patch.splitlines():
-        if line.startswith("+") and not line.startswith("+++"):
-            key = " ".join(line[1:].split())
-            if len(key) >= 16:
-                keys.append(key)
-    return keys
+    added = (line.value for patched in parse_patch(patch) or [] for hunk in patched for line in hunk if line.is_added)
+    return [key for key in (" ".join(value.split()) for value in added) if len(key) >= 16]

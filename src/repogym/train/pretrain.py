@@ -32,15 +32,12 @@ from typing import Any
 from filelock import FileLock
 
 from repogym.errors import ConfigError
-from repogym.files import write_json
+from repogym.files import METRICS_FILE, write_json
 from repogym.sandbox.cache import cache_dir
 from repogym.train.checkpoints import resume_point
 from repogym.train.corpus import Corpus, load_corpus
 from repogym.train.model import MODEL_RECORD, check_model_folder, has_weights
 from repogym.train.tokenizer import load_tokenizer
-
-#: MetricsJsonlCallback's file (repogym.train.metrics imports transformers; a cache hit must not).
-CURVE_FILE = "metrics.jsonl"
 
 PRETRAIN_RECORD = "repogym_pretrain.json"
 MODEL_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
@@ -113,8 +110,9 @@ def pretrain(config: PretrainConfig, progress: bool = True) -> PretrainResult:
     for name in names:
         if (root / "model" / name).is_file():
             shutil.copy2(root / "model" / name, out_dir / name)
-    if (root / "run" / CURVE_FILE).is_file():  # the curve travels with the model: `repogym report` finds it there
-        shutil.copy2(root / "run" / CURVE_FILE, out_dir / CURVE_FILE)
+    # The curve travels with the model: `repogym report` finds it there.
+    if (root / "run" / METRICS_FILE).is_file():
+        shutil.copy2(root / "run" / METRICS_FILE, out_dir / METRICS_FILE)
     shutil.copy2(root / "model" / PRETRAIN_RECORD, out_dir / PRETRAIN_RECORD)  # last: marks the copy complete
     return _result(record, out_dir, cached=cached)
 

@@ -44,6 +44,8 @@ class SFTDataOptions:
     """Agentless demonstrations: the env's context option (whole files, or windows)."""
     window_lines: int = 3
     localize: str = "oracle"
+    answer_format: Literal["search_replace", "lines"] = "search_replace"
+    """Agentless window demonstrations: SWE-RL's blocks, or the suspicious lines rewritten (the env's option)."""
     max_chars: int = 32_000
     """Longest row (characters of all message texts and tool arguments)."""
     max_tokens: int | None = None

@@ -26,9 +26,8 @@ from typing import Any
 
 from repogym.errors import ConfigError
 from repogym.evaluate.run import KNOWN_STAGES, ROLLOUT_DIR, SUMMARY_FILE, SUMMARY_KIND
-from repogym.files import read_jsonl_records
+from repogym.files import METRICS_FILE, read_jsonl_records
 
-METRICS_FILE = "metrics.jsonl"
 MAX_DEPTH = 4
 _FUNNEL_NAME = re.compile(r"funnel.*\.json$", re.IGNORECASE)
 _SHARD = re.compile(r"^trajectories-\d{5,}\.jsonl$")
