@@ -166,14 +166,14 @@ def _prepare(task: Task, patch: str, episode: Episode, tests: TestCommand) -> _P
     if filtered.rejected:
         return _result(task, Outcome.PATCH_APPLY_FAILED, f"patch refused: {filtered.rejected}")
     applied_with = ""
+    sections = onepass.usable(episode, filtered.patch, task.test_patch)
+    if sections is not None:
+        rules = onepass.Rules(test_paths, pristine_text, command_paths)
+        done = _prepare_in_one_pass(task, episode, filtered, sections, tests, rules)
+        if done is not None:
+            return done
+        episode.reset()  # the slow way decides, from the pristine state
     if filtered.patch:
-        sections = onepass.usable(episode, changed_paths(filtered.patch), task.test_patch)
-        if sections is not None:
-            rules = onepass.Rules(test_paths, pristine_text, command_paths)
-            done = _prepare_in_one_pass(task, episode, filtered, sections, tests, rules)
-            if done is not None:
-                return done
-            episode.reset()  # the slow way decides, from the pristine state
         applied_with, failure = _apply(episode, filtered.patch, "candidate.patch")
         if not applied_with:
             return _result(task, Outcome.PATCH_APPLY_FAILED, failure, ignored=filtered.ignored)

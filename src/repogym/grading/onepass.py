@@ -44,7 +44,7 @@ from repogym.grading.candidate import PristineText, apply_hunks, check_changes
 from repogym.grading.compile_check import CompileStep, compile_report
 from repogym.grading.parsers.common import shell_join
 from repogym.grading.runner import TestCommand
-from repogym.patches import parse_patch
+from repogym.patches import changed_paths, parse_patch
 from repogym.sandbox.base import Checkpoint, ExecResult
 from repogym.sandbox.layerchanges import layer_changes, lookup
 from repogym.sandbox.runtime import Episode, touches_packaging
@@ -77,11 +77,16 @@ class OnePass:
     """Seconds from the host's "go" to the command's end."""
 
 
-def usable(episode: Episode, candidate_paths: list[str], test_patch: str) -> list[PatchedFile] | None:
-    """The test patch's sections when the one-pass way applies to this grade, else None."""
+def usable(episode: Episode, candidate: str, test_patch: str) -> list[PatchedFile] | None:
+    """The test patch's sections when the one-pass way applies to this grade, else None. An empty candidate
+    (the empty patch, an agent that changed nothing) goes this way too."""
     overlay = episode.layer.overlay()
-    if overlay is None or overlay.upper is None or not candidate_paths or touches_packaging(candidate_paths):
+    if overlay is None or overlay.upper is None:
         return None
+    if candidate.strip():
+        paths = changed_paths(candidate)
+        if not paths or touches_packaging(paths):
+            return None
     sections = parse_patch(test_patch) if test_patch.strip() else None
     if not sections:
         return None
@@ -152,7 +157,6 @@ def _applying_script(
     inbox: list[str],
 ) -> str:
     """Part 1 of the command as a script in the inbox; returns its path in the jail."""
-    candidate_path = episode.put_file(inbox[0], candidate)
     tests_path = episode.put_file(inbox[1], test_patch)
     planting = ""
     if canary is not None:
@@ -161,10 +165,16 @@ def _applying_script(
         planting = f"{{ test -f {target} && ! test -L {target} && cat {code} >> {target} && echo {nonce}:planted; }}\n"
     # The compile check reads only the candidate's files, never the test patch's (compile_step leaves them
     # out), so it runs beside the test patch and the canary, which write only those.
+    applying = ""
+    if candidate.strip():
+        candidate_path = episode.put_file(inbox[0], candidate)
+        applying = (
+            f"if git apply --whitespace=nowarn {candidate_path}; then echo {nonce}:git\n"
+            f"elif patch --batch --forward -p1 --fuzz=3 --no-backup-if-mismatch -i {candidate_path}; "
+            f"then echo {nonce}:patch\nelse echo {nonce}:failed; exit 0; fi\n"
+        )
     script = (
-        f"if git apply --whitespace=nowarn {candidate_path}; then echo {nonce}:git\n"
-        f"elif patch --batch --forward -p1 --fuzz=3 --no-backup-if-mismatch -i {candidate_path}; "
-        f"then echo {nonce}:patch\nelse echo {nonce}:failed; exit 0; fi\n"
+        applying
         + (f"{{ {compiling.command}; }} >/dev/null 2>&1 &\n" if compiling is not None else "")
         + f"git apply --whitespace=nowarn {tests_path} || {{ echo {nonce}:tests-failed; wait; exit 0; }}\n"
         + planting
@@ -199,7 +209,7 @@ def _judge_applying(
     if fallback or landed:
         return OnePass(fallback=fallback, landed=landed)
     errors = compile_report(episode, compiling, "the one-pass command ended first")
-    applied_with = "git apply" if "git" in said else "patch --fuzz=3"
+    applied_with = "git apply" if "git" in said else "patch --fuzz=3" if "patch" in said else ""
     return OnePass(applied_with=applied_with, planted=planted, compile_errors=errors)
 
 
