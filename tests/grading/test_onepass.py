@@ -51,9 +51,8 @@ def test_one_pass_and_the_old_way_give_the_same_verdicts(toy_task, toy_runtime, 
     for name in fast:
         assert _summary(fast[name]) == _summary(slow[name]), name
     assert fast["gold"].resolved and not fast["buggy"].resolved
-    assert (
-        gold_commands == empty_commands == 1
-    )  # one sandbox start: patches, check (at its checkpoint), tests
+    # One sandbox start each: patches, the check (at the command's checkpoint), tests.
+    assert gold_commands == empty_commands == 1
 
 
 def test_grading_candidate_edit_to_a_test_patch_file_outside_its_hunks_goes_the_old_way(
