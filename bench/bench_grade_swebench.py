@@ -316,12 +316,17 @@ def speed(args: argparse.Namespace) -> None:
                 times[name].append(wall)
                 around[name].append(outside)
         med = {k: statistics.median(v) for k, v in times.items()}
+        # Each round's three runs are back to back: the median of the rounds' own ratios cancels the load's
+        # drift between rounds, which the ratio of the medians does not (other sessions' jobs come and go).
+        paired = {k: statistics.median(a / b for a, b in zip(times[k], times["bare"], strict=True)) for k in ("grade", "cli")}
         rows.append([task.instance_id, args.rounds, f"{med['bare']:.2f}", f"{med['grade']:.2f}", f"{med['cli']:.2f}",
                      f"{med['grade'] / med['bare']:.3f}", f"{med['cli'] / med['bare']:.3f}",
-                     f"{statistics.median(around['grade']):.2f}", f"{statistics.median(around['cli']):.2f}"])
+                     f"{statistics.median(around['grade']):.2f}", f"{statistics.median(around['cli']):.2f}",
+                     f"{paired['grade']:.3f}", f"{paired['cli']:.3f}"])
         print(rows[-1], flush=True)
     print(markdown_table(["instance", "rounds", "bare s", "grade s", "cli s", "grade / bare", "cli / bare",
-                          "grade outside tests s", "cli outside tests s"], rows))
+                          "grade outside tests s", "cli outside tests s", "grade / bare, paired",
+                          "cli / bare, paired"], rows))
     print(f"# load at the end {load_average()}")
 
 
