@@ -21,6 +21,10 @@ CPU time is the cgroup v1 cpuacct usage of this process and every descendant (th
 CPU never reaches this process's RUSAGE_CHILDREN); where no cgroup can be made it falls back to
 os.times() and says so.
 
+Every figure is journaled under --work as it is measured (bench/_synth_journal.py) and the summary is built
+from the journal: a stopped run keeps what it measured, the same command again resumes it (finished
+phases, naive mutants and grades are not redone), and `--report-only WORK` reports a run that never finished.
+
     nice -n 10 .venv/bin/python bench/bench_synth.py --samples-dir /tmp/s --real ../toolz --max-real 450
 """
 
@@ -36,22 +40,31 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
-from _common import machine_line, markdown_table
+from _common import machine_line
+from _synth_checks import grade_sample, split_check
+from _synth_journal import (
+    Journal,
+    Poller,
+    grade_summary,
+    load_during,
+    naive_summary,
+    processed_by_method,
+    report,
+)
 
 from repogym.dataset import load_tasks, save_tasks
+from repogym.files import read_jsonl_records
 from repogym.grading.parsers import TestRun, get_parser
 from repogym.sandbox.base import OUT_DIR, PLUGIN_DIR, Bind, Mounts, read_jail_file
 from repogym.sandbox.bwrap import SANDBOX_UID, is_root
 from repogym.sandbox.runtime import TaskRuntime, make_sandbox
 from repogym.synth.config import SynthConfig
-from repogym.synth.locate import task_locations
 from repogym.synth.store import TaskRepo
 from repogym.synth.synth import synthesize
 from repogym.task import Task
-from repogym.validate import ValidateConfig, classify, validate_candidates
+from repogym.validate import ValidateConfig, classify, partial_path, validate_candidates
 
 
 class CpuMeter:
@@ -76,7 +89,8 @@ class CpuMeter:
     def close(self) -> None:
         if self.group is not None:
             Path("/sys/fs/cgroup/cpuacct/cgroup.procs").write_text(str(os.getpid()))
-            for _ in range(50):  # a jail's last process may still be exiting (EBUSY until it has)
+            # A jail's last process may still be exiting (EBUSY until it has); 10 s was not always enough.
+            for _ in range(300):
                 try:
                     self.group.rmdir()
                     return
@@ -135,160 +149,122 @@ def naive_one(task: Task, source: Path, runtime: TaskRuntime, runs: int) -> bool
     return bool(found.fail_to_pass and found.pass_to_pass)
 
 
-def naive(tasks: list[Task], sources: dict[str, Path], runs: int) -> int:
+def naive(tasks: list[Task], sources: dict[str, Path], runs: int, journal: Journal, meter: CpuMeter) -> None:
+    """Each drawn mutant the journal has no verdict for, one journal line as each finishes."""
+    done = {row["instance_id"] for row in journal.read("naive") if "instance_id" in row}
     runtimes: dict[str, TaskRuntime] = {}
-    validated = 0
     for task in tasks:
+        if task.instance_id in done:
+            continue
         if task.repo not in runtimes:
-            runtimes[task.repo] = TaskRuntime(task, make_sandbox("bwrap")).prepare()
-        runtime = runtimes[task.repo]
-        runtime.limits = runtime.limits.model_copy(update={"wall_s": 120})
-        validated += naive_one(task, sources[task.repo], runtime, runs)
-    return validated
+            runtime, wall, cpu = measure(meter, TaskRuntime(task, make_sandbox("bwrap")).prepare)
+            runtime.limits = runtime.limits.model_copy(update={"wall_s": 120})
+            runtimes[task.repo] = runtime
+            journal.append("naive", {"prepare": task.repo, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2)})
+        ok, wall, cpu = measure(meter, naive_one, task, sources[task.repo], runtimes[task.repo], runs)
+        journal.append("naive", {"instance_id": task.instance_id, "validated": ok, "wall_s": round(wall, 2),
+                                 "cpu_s": round(cpu, 2)})  # fmt: skip
 
 
-def grade_sample(tasks_file: Path, tasks: list[Task], count: int, seed: int) -> dict[str, int]:
-    picked = random.Random(seed).sample(tasks, min(count, len(tasks)))
-    counts = Counter()
-    repogym = [str(Path(sys.executable).with_name("repogym"))]
-    for task in picked:
-        for flag in ("--gold", "--empty"):
-            done = subprocess.run(
-                [*repogym, "grade", str(tasks_file), "--instance", task.instance_id, flag, "--json"],
-                capture_output=True, text=True, check=False,
-            )  # fmt: skip
-            resolved = (
-                json.loads(done.stdout).get("resolved") if done.stdout.strip().startswith("{") else None
-            )
-            counts[f"{flag[2:]}_{'resolved' if resolved else 'not_resolved'}"] += 1
-    counts["graded"] = len(picked)
-    return dict(counts)
+def synth_phase(
+    journal: Journal, poller: Poller, repos: list[Path], work: Path, config: SynthConfig
+) -> tuple[list[Task], dict[str, Path]]:
+    """Candidates and the source of each task repo: synthesized, or the saved ones once synth has ended."""
+    candidates_file = work / f"{journal.target}-candidates.jsonl"
+    ended = journal.ended("synth")
+    if ended and candidates_file.exists():
+        return list(load_tasks(candidates_file)), {k: Path(v) for k, v in ended["sources"].items()}
 
+    def run() -> tuple[list[Task], dict[str, Path], list[dict]]:
+        candidates, sources, funnels = [], {}, []
+        for repo in repos:
+            result = synthesize(repo, config, work / "synth-repos")
+            candidates += result.tasks
+            sources[result.tasks[0].repo] = repo.resolve()
+            funnels.append(result.funnel.to_dict())
+        save_tasks(candidates, candidates_file)
+        return candidates, sources, funnels
 
-def split_check(tasks_file: Path, seed: int) -> dict:
-    """`repogym tasks split --by function` through the CLI: disjoint by function, reproducible from the seed."""
-    repogym = str(Path(sys.executable).with_name("repogym"))
-    folders = {}
-    for tag, use in (("a", seed), ("b", seed), ("other", seed + 1)):
-        folder = tasks_file.with_name(f"{tasks_file.stem}-split-{tag}")
-        shutil.rmtree(folder, ignore_errors=True)
-        subprocess.run(
-            [repogym, "tasks", "split", str(tasks_file), "--by", "function", "--ratio", "0.8",
-             "--out-dir", str(folder), "--seed", str(use)],
-            check=True, capture_output=True,
-        )  # fmt: skip
-        folders[tag] = folder
-
-    def functions(path: Path) -> set[tuple]:
-        return {(t.repo, *loc) for t in load_tasks(path) for loc in task_locations(t)}
-
-    train, test = functions(folders["a"] / "train.jsonl"), functions(folders["a"] / "test.jsonl")
-    same = all(
-        (folders["a"] / name).read_bytes() == (folders["b"] / name).read_bytes()
-        for name in ("train.jsonl", "test.jsonl", "manifest.json")
-    )
-    other = (folders["a"] / "test.jsonl").read_bytes() != (folders["other"] / "test.jsonl").read_bytes()
-    counts = json.loads((folders["a"] / "manifest.json").read_text())["counts"]
-    return {
-        **counts,
-        "train_functions": len(train),
-        "test_functions": len(test),
-        "functions_on_both_sides": len(train & test),
-        "same_seed_identical": same,
-        "other_seed_differs": other,
-    }
+    candidates, sources, _ = poller.run(
+        journal, "synth", run,
+        extra=lambda r: {"candidates": len(r[0]), "sources": {k: str(v) for k, v in r[1].items()}, "funnels": r[2]},
+    )  # fmt: skip
+    return candidates, sources
 
 
 def run_target(
     name: str, repos: list[Path], work: Path, args: argparse.Namespace, meter: CpuMeter, max_candidates: int
 ) -> dict:
+    """Synth, validate, the naive baseline, grades: each phase journaled, resumed where a rerun finds it done."""
     config = SynthConfig(
         seed=args.seed,
         per_function=args.per_function,
         max_candidates=max_candidates,
         repo_name=args.repo_name if name == "real" else "",
     )
-    candidates: list[Task] = []
-    sources: dict[str, Path] = {}
-    synth_wall = synth_cpu = 0.0
-    funnels = []
-    for repo in repos:
-        result, wall, cpu = measure(meter, synthesize, repo, config, work / "synth-repos")
-        candidates += result.tasks
-        sources[result.tasks[0].repo] = repo.resolve()
-        funnels.append(result.funnel.to_dict())
-        synth_wall, synth_cpu = synth_wall + wall, synth_cpu + cpu
-    save_tasks(candidates, work / f"{name}-candidates.jsonl")
+    journal, poller = Journal(work, name), Poller.shared(work, meter)
+    journal.append("phases", {"event": "args", "seed": args.seed, "baseline": args.baseline, "grade": args.grade,
+                              "workers": args.workers, "runs": args.runs, "max_candidates": max_candidates})  # fmt: skip
+    candidates, sources = synth_phase(journal, poller, repos, work, config)
     out = work / f"{name}-tasks.jsonl"
-    run, validate_wall, validate_cpu = measure(
-        meter, validate_candidates, candidates, out, ValidateConfig(workers=args.workers, runs=args.runs)
-    )
+    run = poller.run(
+        journal, "validate", validate_candidates, candidates, out,
+        ValidateConfig(workers=args.workers, runs=args.runs),
+        extra=lambda r: {"validated": len(r.tasks), "funnel": r.funnel.to_dict(), "validated_now": r.validated_now},
+    )  # fmt: skip
     sample = random.Random(args.seed).sample(candidates, min(args.baseline, len(candidates)))
-    naive_validated, naive_wall, naive_cpu = measure(meter, naive, sample, sources, args.runs)
-    sampled_ids = {t.instance_id for t in sample}
-    ours_on_sample = sum(1 for t in run.tasks if t.instance_id in sampled_ids)
-    grades = grade_sample(out, list(run.tasks), args.grade, args.seed)
-    split = split_check(out, args.seed)
+    poller.run(journal, "naive", naive, sample, sources, args.runs, journal, meter)
+    poller.run(journal, "grade", grade_sample, out, list(run.tasks), args.grade, args.seed, journal)
+    return summarize(work, name)
+
+
+def summarize(work: Path, name: str) -> dict:
+    """A target's result, from its journal and validate's files alone (what --report-only rebuilds); the
+    seed and sample sizes are those of the target's last run."""
+    journal = Journal(work, name)
+    params = [r for r in journal.read("phases") if r.get("event") == "args"][-1]
+    seed, baseline, grade = params["seed"], params["baseline"], params["grade"]
+    candidates = list(load_tasks(work / f"{name}-candidates.jsonl"))
+    out = work / f"{name}-tasks.jsonl"
+    partial = partial_path(out)
+    validate_end = journal.ended("validate")
+    tasks = list(load_tasks(out)) if validate_end and out.exists() else []
+    by_method = processed_by_method(candidates, partial)
+    for method, row in (validate_end or {}).get("funnel", {}).get("by_method", {}).items():
+        by_method.setdefault(method, {}).update(written=row["written"])
+    sample_ids = [
+        t.instance_id for t in random.Random(seed).sample(candidates, min(baseline, len(candidates)))
+    ]
+    validated_ids = {r["instance_id"] for r in read_jsonl_records(partial) if r.get("verdict") == "validated"}
+    picked = [t.instance_id for t in random.Random(seed).sample(tasks, min(grade, len(tasks)))]
+    synth_end = journal.ended("synth") or {}
     return {
         "target": name,
-        "repos": [str(r) for r in repos],
+        "repos": list(synth_end.get("sources", {}).values()),
         "candidates": len(candidates),
-        "validated": len(run.tasks),
-        "methods_validated": sorted({t.metadata["method"] for t in run.tasks}),
-        "synth": {"wall_s": round(synth_wall, 1), "cpu_s": round(synth_cpu, 1)},
-        "validate": {"wall_s": round(validate_wall, 1), "cpu_s": round(validate_cpu, 1)},
-        "by_method": run.funnel.to_dict().get("by_method", {}),
-        "synth_funnels": funnels,
+        "validate_finished": validate_end is not None,
+        "processed": sum(row["processed"] for row in by_method.values()),
+        "validated": len(tasks) if validate_end else len(validated_ids & {t.instance_id for t in candidates}),
+        "params": params,
+        "methods_validated": sorted(m for m, row in by_method.items() if row.get("validated")),
+        "synth": journal.phase_cost("synth"),
+        "validate": journal.phase_cost("validate"),
+        "by_method": by_method,
+        "synth_funnels": synth_end.get("funnels", []),
         "naive": {
-            "mutants": len(sample),
-            "validated": naive_validated,
-            "ours_on_same_mutants": ours_on_sample,
-            "wall_s": round(naive_wall, 1),
-            "cpu_s": round(naive_cpu, 1),
+            **naive_summary(journal, sample_ids),
+            "ours_on_same_mutants": len(validated_ids & set(sample_ids)),
         },
-        "grade": grades,
-        "split": split,
+        "grade": grade_summary(journal, picked),
+        "split": split_check(out, seed) if tasks else None,
+        "load": load_during(work, name),
         "machine": machine_line(),
     }
 
 
-def report(results: list[dict], meter: CpuMeter, args: argparse.Namespace) -> str:
-    lines = [f"CPU time: {meter.source}.", ""]
-    for r in results:
-        lines += [f"Machine, {r['target']}: {r.get('machine') or machine_line()}.", ""]
-    rows = []
-    for r in results:
-        ours_cpu = r["synth"]["cpu_s"] + r["validate"]["cpu_s"]
-        ours_rate = 60 * r["validated"] / ours_cpu if ours_cpu else 0
-        naive_rate = 60 * r["naive"]["validated"] / r["naive"]["cpu_s"] if r["naive"]["cpu_s"] else 0
-        rows.append([
-            r["target"], r["candidates"], r["validated"], f"{r['synth']['wall_s'] + r['validate']['wall_s']:.0f}",
-            f"{ours_cpu:.0f}", f"{ours_rate:.1f}", f"{r['naive']['validated']}/{r['naive']['mutants']}",
-            f"{r['naive']['cpu_s']:.0f}", f"{naive_rate:.1f}", f"{ours_rate / naive_rate:.1f}x" if naive_rate else "-",
-            f"{r['grade'].get('gold_resolved', 0)}/{r['grade']['graded']} gold, {r['grade'].get('empty_not_resolved', 0)}/{r['grade']['graded']} empty",
-        ])  # fmt: skip
-    lines.append(markdown_table(
-        ["target", "candidates", "validated", "wall s", "CPU s", "validated / CPU-min", "naive validated", "naive CPU s",
-         "naive / CPU-min", "ratio", "grade (gold resolves, empty does not)"], rows))  # fmt: skip
-    for r in results:
-        if "split" in r:
-            sp = r["split"]
-            lines += ["", (
-                f"`tasks split --by function`, {r['target']}: train {sp['train']} tasks / {sp['train_functions']} "
-                f"functions, test {sp['test']} / {sp['test_functions']}, {sp['duplicates']} duplicate diffs dropped; "
-                f"functions on both sides: {sp['functions_on_both_sides']}; same seed byte-identical: "
-                f"{sp['same_seed_identical']}; seed + 1 gives another test side: {sp['other_seed_differs']}.")]  # fmt: skip
-    for r in results:
-        lines += ["", f"Yield per method, {r['target']} ({', '.join(r['methods_validated'])} validated):", ""]
-        lines.append(markdown_table(
-            ["method", "candidates", "validated", "yield", "dropped"],
-            [[m, v["candidates"], v["written"], f"{v['yield']:.0%}", ", ".join(f"{k}: {c}" for k, c in v["dropped"].items())]
-             for m, v in sorted(r["by_method"].items())]))  # fmt: skip
-    return "\n".join(lines)
-
-
 def naive_only(args: argparse.Namespace) -> dict:
-    """The naive baseline alone, on the mutants a full run of the same candidates and seed would draw."""
+    """The naive baseline alone, on the mutants a full run of the same candidates and seed would draw;
+    journaled as `<candidates stem>-naive.jsonl` in --work (else beside the file), so a rerun resumes."""
     candidates = list(load_tasks(args.naive_only))
     sample = random.Random(args.seed).sample(candidates, min(args.baseline, len(candidates)))
     folders = (
@@ -296,24 +272,35 @@ def naive_only(args: argparse.Namespace) -> dict:
     )
     by_name = {folder.resolve().name: folder.resolve() for folder in folders}
     sources = {t.repo: by_name.get(t.repo.split("/")[-1], folders[0].resolve()) for t in sample}
+    journal = Journal(args.work or args.naive_only.parent, args.naive_only.stem)
     meter = CpuMeter()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
-        validated, wall, cpu = measure(meter, naive, sample, sources, args.runs)
+        naive(sample, sources, args.runs, journal, meter)
     finally:
         meter.close()
-    ids = sorted(t.instance_id for t in sample)
-    return {"mutants": len(sample), "validated": validated, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-            "cpu_source": meter.source, "instance_ids": ids, "machine": machine_line()}  # fmt: skip
+    ids = [t.instance_id for t in sample]
+    return {**naive_summary(journal, ids), "cpu_source": meter.source, "instance_ids": sorted(ids),
+            "journal": str(journal.path("naive")), "machine": machine_line()}  # fmt: skip
 
 
-def report_saved(files: list[Path], seed: int) -> str:
-    """The report of earlier runs' bench_synth.json files; a run saved without the split check gets one now."""
+def report_saved(paths: list[Path], seed: int) -> str:
+    """The report of earlier runs: a --work folder or its bench_synth.json. A target with a journal is
+    rebuilt from it (a stopped run too); an older run's saved result is shown as saved, with a split check."""
     results = []
-    for file in files:
-        for result in json.loads(file.read_text()):
+    for path in paths:
+        work = path if path.is_dir() else path.parent
+        saved = json.loads(path.read_text()) if path.is_file() else []
+        targets = [r["target"] for r in saved] or [
+            t for t in ("samples", "real") if (work / f"{t}-phases.jsonl").exists()
+        ]
+        for target in targets:
+            if (work / f"{target}-phases.jsonl").exists() and (work / f"{target}-candidates.jsonl").exists():
+                results.append(summarize(work, target))
+                continue
+            result = next(r for r in saved if r["target"] == target)
             if "split" not in result:
-                result["split"] = split_check(file.with_name(f"{result['target']}-tasks.jsonl"), seed)
+                result["split"] = split_check(work / f"{target}-tasks.jsonl", seed)
             results.append(result)
     meter = CpuMeter.__new__(CpuMeter)
     meter.source = "as saved by each run (cgroup cpuacct where it could make one)"
@@ -346,7 +333,7 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument(
         "--report-only", type=Path, nargs="+", default=None,
-        help="Print the report of saved bench_synth.json files (one run per target), adding the split check.",
+        help="Print the report of earlier runs: --work folders (a stopped run too) or their bench_synth.json.",
     )  # fmt: skip
     args = parser.parse_args()
     if args.report_only:
@@ -365,18 +352,9 @@ def main() -> None:
     try:
         if args.samples_dir:
             if not args.samples_dir.exists():
-                subprocess.run(
-                    [
-                        str(Path(sys.executable).with_name("repogym")),
-                        "samples",
-                        "generate",
-                        str(args.samples_dir),
-                        "--repos",
-                        "4",
-                    ],
-                    check=True,
-                    capture_output=True,
-                )
+                repogym = str(Path(sys.executable).with_name("repogym"))
+                subprocess.run([repogym, "samples", "generate", str(args.samples_dir), "--repos", "4"],
+                               check=True, capture_output=True)  # fmt: skip
             repos = sorted(p for p in args.samples_dir.iterdir() if (p / ".git").exists())
             results.append(run_target("samples", repos, work, args, meter, 0))
             (work / "bench_synth.json").write_text(

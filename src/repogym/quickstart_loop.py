@@ -16,7 +16,8 @@ each stage's own command (nothing here re-implements a stage):
 7. report (`repogym report OUT`) -> OUT/report.html.
 
 Every stage answers in the agentless format over a 3-line window located by the gold patch (perfect
-fault localization: the tiny model is told where the bug is, as the quickstart's README says).
+fault localization: the tiny model is told where the bug is, as the quickstart's README says), by
+default with the suspicious line rewritten (`answer_format="lines"`, `repogym.env.lines_answer`).
 OUT/quickstart.json records each finished stage (`FlywheelState`), so rerunning after Ctrl-C or a
 crash skips them; evaluations resume from their trajectory stores, SFT and GRPO from checkpoints.
 """

@@ -85,9 +85,22 @@ def quickstart(
     console.print(
         f"tasks: {out / 'tasks.jsonl'}   report: {result.report}   ({_clock(started)} this run)\n"
         f"next: repogym eval {out / 'split' / 'heldout-functions.jsonl'} --policy hf:{out / 'train' / 'grpo'} "
-        f"--mode agentless -n 4 --out my-eval",
+        f"--mode agentless {' '.join(_eval_options(plan.env_options))} -n 4 --out my-eval",
         markup=False, soft_wrap=True,
     )  # fmt: skip
+
+
+_ANSWERS = {"lines": "the suspicious line rewritten", "search_replace": "SEARCH/REPLACE blocks"}
+
+
+def _eval_options(options: dict[str, Any]) -> list[str]:
+    """`repogym eval` options giving the prompts the quickstart trained on.
+
+    >>> _eval_options({"context": "window", "window_lines": 1, "localize": "oracle", "answer_format": "lines"})
+    ['--context window', '--env-option window_lines=1', '--env-option localize=oracle', '--env-option answer_format=lines']
+    """
+    rest = [f"--env-option {key}={value}" for key, value in options.items() if key != "context"]
+    return [f"--context {options['context']}", *rest] if "context" in options else rest
 
 
 def _data_stages(out: Path, plan: Any, workers: int, sandbox: str, notify: Any) -> dict[str, Any]:
@@ -148,7 +161,8 @@ def before_after_table(result: Any, plan: Any) -> Table:
     table = Table(
         title="before / after: resolved on held-out tasks (pass@1, bootstrap 95% interval)",
         caption=f"trained on {counts['train']} tasks; agentless, 3-line window at the gold patch's lines "
-        f"(perfect fault localization); tiny model, {plan.budget_minutes:g} training minutes",
+        f"(perfect fault localization), answers: {_ANSWERS.get(plan.answer_format, plan.answer_format)}; "
+        f"tiny model, {plan.budget_minutes:g} training minutes",
     )  # fmt: skip
     for name in ("held-out split", "baseline", "after SFT", "after SFT+GRPO"):
         table.add_column(name, justify="left" if name == "held-out split" else "right")

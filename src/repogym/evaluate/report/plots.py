@@ -27,6 +27,7 @@ FAMILIES: tuple[tuple[str, str], ...] = (
     ("resolve rate", r"resolve"),
     ("format errors", r"format"),
     ("clipping", r"clip"),
+    ("throughput", r"per_s(ec(ond)?)?$"),
     ("completion length", r"length|_len\b|tokens"),
     ("learning rate", r"learning_rate|^lr$"),
     ("grad norm", r"grad_norm"),
@@ -50,6 +51,8 @@ def metric_family(column: str) -> str:
 
     >>> [metric_family(c) for c in ("loss", "rewards/tests_pass/mean", "completions/mean_length", "kl", "foo")]
     ['loss', 'reward', 'completion length', 'kl', 'other']
+    >>> metric_family("tokens_per_s")  # pretraining's throughput, not a length
+    'throughput'
     """
     lowered = column.lower()
     for family, pattern in FAMILIES:
