@@ -32,10 +32,11 @@ from _common import big_task, git, load_average, machine_line, make_big_repo, ma
 
 from repogym.grading import grade as grade_module
 from repogym.grading.canary import plant_canary
-from repogym.grading.grade import grade, run_directives, test_directives
+from repogym.grading.grade import grade
 from repogym.grading.parsers import pytest as pytest_parser
 from repogym.grading.parsers.common import shell_join
 from repogym.grading.report import Outcome
+from repogym.grading.runner import run_directives, test_directives
 from repogym.sandbox.runtime import TaskRuntime
 from repogym.task import Task
 from repogym.testing import make_toy_task

@@ -4,6 +4,7 @@ stage adds which command, and a grade must not import the trainer, the miner or 
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
 
@@ -43,3 +44,22 @@ def test_grade_starts_without_the_other_stages() -> None:
     assert done.returncode == 0, done.stderr
     assert "Example" in done.stdout  # the grade help was printed
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_json_grade_imports_no_rich(toy_task, toy_runtime, tmp_path) -> None:
+    """`repogym grade --json` into a pipe prints nothing through rich (no console, no spinner): rich is not
+    imported (about 15-25 ms of a grade's start-up)."""
+    from repogym.dataset import save_tasks
+
+    tasks = tmp_path / "tasks.jsonl"
+    save_tasks([toy_task], tasks)
+    probe = (
+        "import json, sys\n"
+        f"sys.argv = ['repogym', 'grade', {str(tasks)!r}, '--instance', {toy_task.instance_id!r}, '--gold', '--json']\n"
+        "from repogym.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'rich')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert json.loads(done.stdout)["outcome"] == "RESOLVED", done.stdout + done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from repogym.grading.grade import run_tests
 from repogym.grading.report import TestReport
+from repogym.grading.runner import run_tests
 from repogym.sandbox.runtime import TaskRuntime
 from repogym.task import EnvSpec, Task
 
@@ -37,7 +37,9 @@ def git_task(root: Path, files: dict[str, str], env: EnvSpec, instance_id: str, 
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "tests")
     base = _git(repo, "rev-parse", "HEAD").strip()
-    return Task(instance_id, "t/" + instance_id, base, "", FAIL_TO_PASS=[fail_to_pass], repo_source=str(repo), env=env)
+    return Task(
+        instance_id, "t/" + instance_id, base, "", FAIL_TO_PASS=[fail_to_pass], repo_source=str(repo), env=env
+    )
 
 
 def run_all(task: Task, log_dir: Path) -> tuple[TestReport, str]:

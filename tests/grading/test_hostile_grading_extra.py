@@ -13,8 +13,9 @@ import threading
 import time
 from pathlib import Path
 
-from repogym.grading.grade import grade, grade_in_episode, run_tests
+from repogym.grading.grade import grade, grade_in_episode
 from repogym.grading.report import Outcome, TestStatus
+from repogym.grading.runner import run_tests
 from repogym.testing import BUGGY_SOURCE, FIXED_SOURCE, toy_patch
 
 ADD_TEST = "tests/test_calc.py::test_add"

@@ -43,12 +43,16 @@ def test_one_pass_and_the_old_way_give_the_same_verdicts(toy_task, toy_runtime, 
     calls.clear()
     grade(toy_task, toy_task.patch, runtime=toy_runtime)
     gold_commands = len(calls)
+    calls.clear()
+    grade(toy_task, "", runtime=toy_runtime)
+    empty_commands = len(calls)
     monkeypatch.setattr(onepass, "usable", lambda *args: None)
     slow = {name: grade(toy_task, patch, runtime=toy_runtime) for name, patch in _patches(toy_task).items()}
     for name in fast:
         assert _summary(fast[name]) == _summary(slow[name]), name
     assert fast["gold"].resolved and not fast["buggy"].resolved
-    assert gold_commands == 2  # the one-pass command and the tests
+    # One sandbox start each: patches, the check (at the command's checkpoint), tests.
+    assert gold_commands == empty_commands == 1
 
 
 def test_grading_candidate_edit_to_a_test_patch_file_outside_its_hunks_goes_the_old_way(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
 import typer
 
-from repogym.cli.common import check_sandbox, console, err_console, exits_on_error, print_json, track
+from repogym.cli import common
+from repogym.cli.common import check_sandbox, exits_on_error, print_json, track
 from repogym.dataset import load_tasks
 from repogym.errors import RepogymError
 from repogym.grading.report import GradeResult, Outcome, SkipRule
@@ -82,7 +84,12 @@ def grade_command(
         text = ""
     else:
         text = read_patch_file(patch)
-    with err_console.status(f"grading {instance} in the {sandbox} sandbox..."):
+    # The spinner only where someone sees it: rich's status costs start-up time and draws nothing into a pipe.
+    showing = sys.stderr.isatty()
+    spinner = (
+        common.err_console.status(f"grading {instance} in the {sandbox} sandbox...") if showing else None
+    )
+    with spinner or contextlib.nullcontext():
         result = grade(task, text, sandbox=sandbox, repos_dir=repos, skip_rule=rule or skip_rule_for(task))
     if json_out:
         print_json(result.to_dict())
@@ -132,6 +139,7 @@ def read_patch_file(path: Path) -> str:
 
 
 def _print_result(result: GradeResult) -> None:
+    console = common.console
     colour = "green" if result.resolved else "red"
     console.print(
         f"[bold]{result.instance_id}[/]: [{colour}]{result.outcome.value}[/] (status {result.status.value})"
@@ -180,6 +188,8 @@ def _grade_file(
 
     from repogym.grading.batch import grade_predictions
     from repogym.predictions import load_predictions
+
+    console, err_console = common.console, common.err_console
 
     predictions = load_predictions(predictions_file)
     graded = track("predictions graded")

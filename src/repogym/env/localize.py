@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repogym.env.context import Localization, localizers
-from repogym.grading.grade import test_directives
+from repogym.grading.runner import test_directives
 from repogym.sandbox.base import OUT_DIR, read_jail_file
 
 if TYPE_CHECKING:

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections import Counter
 
 from repogym.env.tools import ToolContext, ToolOutput, failure
-from repogym.grading.grade import test_directives
 from repogym.grading.parsers import TestRun, get_parser
 from repogym.grading.report import TestReport
+from repogym.grading.runner import test_directives
 from repogym.sandbox.base import OUT_DIR, plugin_binds, read_jail_file
 
 

@@ -3,8 +3,8 @@ runs anyway (the test patch's, or the one-pass command), and its report read bac
 
 from __future__ import annotations
 
-import json
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from repogym.grading.parsers.common import shell_join
@@ -12,17 +12,19 @@ from repogym.patches import changed_paths
 from repogym.sandbox.base import OUT_DIR, read_jail_file
 from repogym.sandbox.runtime import Episode
 
+# The report is each error followed by a NUL, then "ok" (no path or message holds a NUL): not JSON, because
+# importing json (and the re it loads) is half the check's time in a jail (20-40 ms of every grade).
 _COMPILE_SCRIPT = (
-    "import json, sys\n"
+    "import sys\n"
     "bad = []\n"
-    "for path in sys.argv[1:]:\n"
+    "for path in sys.argv[2:]:\n"
     "    try:\n"
     "        compile(open(path, 'rb').read(), path, 'exec')\n"
     "    except (SyntaxError, ValueError) as exc:\n"
     "        bad.append('%s: %s' % (path, exc))\n"
     "    except OSError:\n"
     "        pass\n"
-    "open(sys.argv[0] + '.out', 'w').write(json.dumps(bad))\n"
+    "open(sys.argv[1], 'w').write(''.join(error + '\\0' for error in bad) + 'ok')\n"
 )
 
 
@@ -38,14 +40,16 @@ class CompileStep:
     can stand in for it."""
 
 
-def compile_step(episode: Episode, patch: str) -> CompileStep | None:
-    paths = [p for p in changed_paths(patch) if p.endswith(".py")]
+def compile_step(episode: Episode, patch: str, test_paths: Collection[str] = ()) -> CompileStep | None:
+    """The check of the Python files `patch` changes, except the test patch's (`test_paths`: what the tests
+    run of those is the task's file, whatever the candidate did to it)."""
+    paths = [p for p in changed_paths(patch) if p.endswith(".py") and p not in test_paths]
     if not paths:
         return None
     name = f"compile-{time.monotonic_ns()}.py"
     script = episode.put_file(name, _COMPILE_SCRIPT)
     # -I -S: no site, no user paths, no PYTHON* variables: nothing of the candidate runs before compile().
-    command = f"cp {script} {OUT_DIR}/{name} && python -I -S {OUT_DIR}/{name} " + shell_join(paths)
+    command = f"python -I -S {script} {OUT_DIR}/{name}.out " + shell_join(paths)
     return CompileStep(command, script, f"{name}.out")
 
 
@@ -56,10 +60,7 @@ def compile_report(episode: Episode, step: CompileStep | None, tail: str) -> tup
     report = read_jail_file(episode.layer.out / step.report)
     if report is None:
         return (f"compile check did not run: {tail}",)
-    try:
-        errors = json.loads(report)
-    except json.JSONDecodeError:
-        errors = None
-    if not isinstance(errors, list) or not all(isinstance(e, str) for e in errors):
+    *errors, end = report.split("\0")
+    if end != "ok":
         return ("compile check wrote no readable report",)
     return tuple(errors)

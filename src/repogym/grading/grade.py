@@ -7,7 +7,10 @@ apply it, falling back to fuzzier applies, then check what really changed
 broken) -> plant the canary (canary.py) and empty the jail's inbox -> compile
 the changed Python files -> run FAIL_TO_PASS and PASS_TO_PASS -> judge the
 report (judge.py: TIMEOUT, TESTS_DID_NOT_RUN, REPORT_FORGED, RESOLVED only
-when every one of them passed and the canary failed).
+when every one of them passed and the canary failed). Where it can (onepass.py),
+all of the jailed steps are one sandbox start, with the check of what really
+changed made by the host at a checkpoint before the tests; elsewhere each is a
+jailed command of its own. Both ways give the same verdict.
 
 Guarantees (each has a hostile test in tests/grading/test_hostile_grading*.py and, through an agent's
 submit(), tests/env/test_hostile_submit.py):
@@ -37,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 import time
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from repogym.errors import EnvBuildError, RepogymError, RepoSourceError
@@ -51,12 +55,12 @@ from repogym.grading.candidate import (
 )
 from repogym.grading.compile_check import CompileStep, compile_report, compile_step
 from repogym.grading.judge import judge
-from repogym.grading.parsers import TestRun, get_parser
+from repogym.grading.parsers import get_parser
 from repogym.grading.parsers.common import shell_join
-from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, SkipRule, TestReport
-from repogym.patches import changed_paths, parse_patch
-from repogym.sandbox.base import OUT_DIR, ExecResult, Limits, Sandbox, plugin_binds, read_jail_file
-from repogym.sandbox.cache import cache_dir
+from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, SkipRule
+from repogym.grading.runner import TestCommand, log_path, read_test_run, test_command, test_directives
+from repogym.patches import changed_paths
+from repogym.sandbox.base import ExecResult, Limits, Sandbox
 from repogym.sandbox.layerchanges import layer_changes
 from repogym.sandbox.runtime import Episode, TaskRuntime, reinstall_if_packaging_changed
 from repogym.task import Task
@@ -107,40 +111,52 @@ def grade_in_episode(
     skip_rule: SkipRule = SkipRule.STRICT,
 ) -> GradeResult:
     """Grade in an episode that is at its pristine state (it is modified)."""
-    timings: dict[str, float] = {}
     started = time.perf_counter()
-    prepared = _prepare(task, patch, episode)
+    tests = test_command(task, test_directives([*task.FAIL_TO_PASS, *task.PASS_TO_PASS], task.test_patch))
+    prepared = _prepare(task, patch, episode, tests)
     if isinstance(prepared, GradeResult):
         return prepared
-    filtered, applied_with, canary, compile_errors = prepared
-    timings["apply_s"] = time.perf_counter() - started
-    started = time.perf_counter()
-    report = run_tests(task, episode, [*task.FAIL_TO_PASS, *task.PASS_TO_PASS], log_dir=log_dir)
-    timings["tests_s"] = time.perf_counter() - started
-    verdict = judge(task, report, canary, skip_rule)
+    result, tests_s = prepared.tests, prepared.tests_s
+    apply_s = time.perf_counter() - started - tests_s
+    if result is None:  # the slow way: the tests are a command of their own
+        ran = time.perf_counter()
+        result = episode.run(tests.command, binds=tests.binds)
+        tests_s = time.perf_counter() - ran
+    report = read_test_run(task, episode, tests, result, log_path(task, log_dir), tests_s)
+    verdict = judge(task, report, prepared.canary, skip_rule)
     return GradeResult(
         instance_id=task.instance_id,
         outcome=verdict.outcome,
         status=verdict.status,
         fail_to_pass=verdict.fail_to_pass,
         pass_to_pass=verdict.pass_to_pass,
-        patch_applied_with=applied_with,
-        ignored_paths=filtered.ignored,
+        patch_applied_with=prepared.applied_with,
+        ignored_paths=prepared.filtered.ignored,
         detail=verdict.detail,
         report=report,
-        compile_errors=compile_errors,
-        timings=timings,
+        compile_errors=prepared.compile_errors,
+        timings={"apply_s": apply_s, "tests_s": tests_s},
         not_counted=verdict.not_counted,
         skip_rule=skip_rule,
     )
 
 
-def _prepare(
-    task: Task, patch: str, episode: Episode
-) -> tuple[FilteredPatch, str, Canary | None, tuple[str, ...]] | GradeResult:
+@dataclass(frozen=True)
+class _Prepared:
+    """The episode ready for the tests, or (`tests` set) already past them: the one-pass way runs them."""
+
+    filtered: FilteredPatch
+    applied_with: str
+    canary: Canary | None
+    compile_errors: tuple[str, ...]
+    tests: ExecResult | None = None
+    tests_s: float = 0.0
+
+
+def _prepare(task: Task, patch: str, episode: Episode, tests: TestCommand) -> _Prepared | GradeResult:
     """Apply what is accepted of the candidate, then the test patch and the canary, and compile the changed
-    Python files (in the test patch's jailed command: one sandbox start, not two); a GradeResult when that
-    already decides the grade."""
+    Python files (in the test patch's jailed command: one sandbox start, not two; in the one-pass way, the
+    tests too); a GradeResult when that already decides the grade."""
     pristine = episode.runtime.pristine
     assert pristine is not None
     pristine_text = _pristine_reader(pristine)
@@ -150,15 +166,14 @@ def _prepare(
     if filtered.rejected:
         return _result(task, Outcome.PATCH_APPLY_FAILED, f"patch refused: {filtered.rejected}")
     applied_with = ""
+    sections = onepass.usable(episode, filtered.patch, task.test_patch)
+    if sections is not None:
+        rules = onepass.Rules(test_paths, pristine_text, command_paths)
+        done = _prepare_in_one_pass(task, episode, filtered, sections, tests, rules)
+        if done is not None:
+            return done
+        episode.reset()  # the slow way decides, from the pristine state
     if filtered.patch:
-        sections = onepass.usable(episode, changed_paths(filtered.patch), task.test_patch)
-        if sections is not None:
-            done = _prepare_in_one_pass(
-                task, episode, filtered, sections, test_paths, pristine_text, command_paths
-            )
-            if done is not None:
-                return done
-            episode.reset()  # the slow way decides, from the pristine state
         applied_with, failure = _apply(episode, filtered.patch, "candidate.patch")
         if not applied_with:
             return _result(task, Outcome.PATCH_APPLY_FAILED, failure, ignored=filtered.ignored)
@@ -175,7 +190,7 @@ def _prepare(
                 detail = f"the install step, run for the patch's packaging changes, changed protected paths: {landed}"
                 return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
     canary = None
-    compiling = compile_step(episode, filtered.patch)
+    compiling = compile_step(episode, filtered.patch, test_paths)
     compile_tail = ""
     if task.test_patch.strip():
         canary = _plant(task, test_paths)
@@ -187,7 +202,7 @@ def _prepare(
     elif compiling is not None:
         compile_tail = _tail(episode.run(compiling.command))
         _remove_from_inbox(episode, compiling.script)
-    return filtered, applied_with, canary, compile_report(episode, compiling, compile_tail)
+    return _Prepared(filtered, applied_with, canary, compile_report(episode, compiling, compile_tail))
 
 
 def _prepare_in_one_pass(
@@ -195,34 +210,22 @@ def _prepare_in_one_pass(
     episode: Episode,
     filtered: FilteredPatch,
     sections: list,
-    test_paths: list[str],
-    pristine_text: PristineText,
-    command_paths: list[str],
-) -> tuple[FilteredPatch, str, Canary | None, tuple[str, ...]] | GradeResult | None:
-    """`_prepare` in one jailed command (onepass.py); None when the slow way must decide."""
-    canary = _plant(task, test_paths)
-    compiling = compile_step(episode, filtered.patch)
-    try:
-        done = onepass.run(
-            episode, filtered.patch, task.test_patch, canary, compiling.command if compiling else None
-        )
-    finally:
-        if compiling is not None:
-            _remove_from_inbox(episode, compiling.script)
+    tests: TestCommand,
+    rules: onepass.Rules,
+) -> _Prepared | GradeResult | None:
+    """`_prepare` and the test run in one jailed command (onepass.py); None when the slow way must decide."""
+    canary = _plant(task, rules.test_paths)
+    compiling = compile_step(episode, filtered.patch, rules.test_paths)
+    done = onepass.run(episode, filtered.patch, sections, task.test_patch, canary, compiling, tests, rules)
     if done.apply_failure:
         return _result(task, Outcome.PATCH_APPLY_FAILED, done.apply_failure, ignored=filtered.ignored)
-    if done.fallback:
-        return None
-    landed, fallback = onepass.check(
-        episode, sections, canary, done.planted, test_paths, pristine_text, command_paths
-    )
-    if fallback:
-        return None
-    if landed:
-        detail = f"applying the patch changed paths a candidate may not change: {landed}"
+    if done.landed:
+        detail = f"applying the patch changed paths a candidate may not change: {done.landed}"
         return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
-    errors = compile_report(episode, compiling, "the one-pass command ended first")
-    return filtered, done.applied_with, canary if done.planted else None, errors
+    if done.fallback or done.tests is None:
+        return None
+    planted = canary if done.planted else None
+    return _Prepared(filtered, done.applied_with, planted, done.compile_errors, done.tests, done.tests_s)
 
 
 def _plant(task: Task, test_paths: list[str]) -> Canary | None:
@@ -261,58 +264,6 @@ def _apply_test_patch(
 def _remove_from_inbox(episode: Episode, *jail_paths: str) -> None:
     for jail_path in jail_paths:
         (episode.inbox / PurePosixPath(jail_path).name).unlink(missing_ok=True)
-
-
-def run_tests(
-    task: Task, episode: Episode, test_ids: list[str], log_dir: str | Path | None = None
-) -> TestReport:
-    """Run tests in the episode with the task's parser and read the structured report."""
-    return run_directives(task, episode, test_directives(test_ids, task.test_patch), _log_path(task, log_dir))
-
-
-def run_directives(task: Task, episode: Episode, directives: list[str], log_path: Path) -> TestReport:
-    """Run the parser's command for `directives` (test files or ids), keep the log at `log_path`, parse."""
-    parser = get_parser(task.env.log_parser)
-    report_name = f"report-{time.monotonic_ns()}.jsonl"
-    command = parser.command(task.env.test_cmd, directives, f"{OUT_DIR}/{report_name}")
-    result = episode.run(command, binds=plugin_binds(parser.plugin_dir))
-    report_text = read_jail_file(episode.layer.out / report_name)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    log_path.write_text(
-        f"$ {command}\n{result.output}\n[exit {result.exit_code}; {result.reason.value}]\n", encoding="utf-8"
-    )
-    run = TestRun(
-        log=result.output,
-        report_text=report_text,
-        exit_code=result.exit_code,
-        timed_out=result.timed_out,
-        log_path=str(log_path),
-        duration_s=result.duration_s,
-    )
-    return parser.parse(run)
-
-
-def test_directives(test_ids: list[str], test_patch: str) -> list[str]:
-    """What to pass the runner: the files of pytest node ids (or ids that are files), else the test
-    patch's test modules that exist after it (as SWE-bench does).
-
-    >>> test_directives(["tests/test_a.py::test_x", "tests/test_b.py", "tests/test_a.py::test_y"], "")
-    ['tests/test_a.py', 'tests/test_b.py']
-    """
-    files: list[str] = []
-    for test_id in test_ids:
-        path = test_id.split("::", 1)[0] if "::" in test_id else test_id if test_id.endswith(".py") else ""
-        if path and path not in files:
-            files.append(path)
-    if files:
-        return files
-    parsed = parse_patch(test_patch)
-    kept = [p for p in parsed or [] if not p.is_removed_file] if parsed is not None else []
-    paths = [p.path for p in kept]
-    return [p for p in paths if p.endswith(".py") and PurePosixPath(p).name != "conftest.py"]
-
-
-test_directives.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
 def _apply(
@@ -398,11 +349,6 @@ def _inside_file(root: Path, path: str) -> bool:
     except (OSError, RuntimeError):
         return False
     return target.is_relative_to(root.resolve()) and target.is_file()
-
-
-def _log_path(task: Task, log_dir: str | Path | None) -> Path:
-    folder = Path(log_dir) if log_dir else cache_dir("logs", task.instance_id.replace("/", "__"))
-    return folder / f"test-{time.strftime('%Y%m%dT%H%M%S')}-{time.monotonic_ns() % 10**6}.log"
 
 
 def _tail(result: ExecResult, lines: int = 8) -> str:

@@ -1,10 +1,22 @@
-"""The candidate, the test patch, the canary and the compile check in one jailed command, checked afterwards.
+"""The candidate, the test patch, the canary, the compile check and the tests in one jailed command, with the
+check of what the candidate changed made by the host at a checkpoint inside it, before the tests start.
 
-A grade otherwise starts the sandbox three times before the tests (apply the candidate, check what it
-changed on the host, then the test patch with the canary and the compile check); a bare SWE-bench harness
-starts it once. Each start costs 30-150 ms on the benchmark machine, a tenth of a short grade. Here nothing
-of the candidate runs in that command (git apply, patch, cat, and the compile check with ``python -I -S``),
-so its printed markers are the grader's own, and the check of what the candidate changed is made after it:
+A grade otherwise starts the sandbox twice or more (apply, check on the host, test patch with the canary and
+the compile check, then the tests); a bare SWE-bench harness starts it once, and each start costs 20-150 ms
+on the benchmark machine, a tenth of a short grade. Here the command runs in two parts:
+
+1. nothing of the candidate runs (git apply, patch, cat, and the compile check with ``python -I -S``, which
+   reads only the candidate's files and so runs beside the test patch), all of it from a script in the
+   jail's read-only inbox, with stdin from /dev/null; its printed markers carry a nonce that only that
+   script holds, so they are the grader's own;
+2. at the checkpoint (`repogym.sandbox.base.Checkpoint`) the command waits while the host reads its markers,
+   empties the inbox (the patches, the canary's code, the script), checks what the candidate changed and
+   reads the compile report; only on the host's "go" does it `exec` the test command, with stdin from
+   /dev/null. Nothing the tests print or write can reach what the host decided before they started. What
+   the tests can see of the command itself (its line, in /proc/1/cmdline) is the checkpoint's marker and the
+   test command: no patch, no canary, not part 1's nonce (tests/grading/test_hostile_one_command.py).
+
+The check at the checkpoint:
 
 - every changed path outside the test patch's files is judged by the candidate rules, as before;
 - every test patch file must hold exactly what the test patch (and the canary) make of the base commit's
@@ -18,18 +30,33 @@ packaging file (those need the install step between the two patches).
 
 from __future__ import annotations
 
+import dataclasses
+import secrets
+import shlex
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from unidiff import PatchedFile
 
 from repogym.grading.canary import Canary
 from repogym.grading.candidate import PristineText, apply_hunks, check_changes
+from repogym.grading.compile_check import CompileStep, compile_report
 from repogym.grading.parsers.common import shell_join
-from repogym.patches import parse_patch
+from repogym.grading.runner import TestCommand
+from repogym.patches import changed_paths, parse_patch
+from repogym.sandbox.base import Checkpoint, ExecResult
 from repogym.sandbox.layerchanges import layer_changes, lookup
 from repogym.sandbox.runtime import Episode, touches_packaging
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What the check at the checkpoint holds the candidate to (see grade.py's `_prepare`)."""
+
+    test_paths: list[str]
+    pristine_text: PristineText
+    command_paths: list[str]
 
 
 @dataclass(frozen=True)
@@ -41,13 +68,25 @@ class OnePass:
     planted: bool = False
     fallback: str = ""
     """Why the result cannot be used ('' when it can)."""
+    landed: str = ""
+    """What the candidate changed that it may not ('' when nothing): the tests did not run."""
+    compile_errors: tuple[str, ...] = ()
+    tests: ExecResult | None = None
+    """The test command's result (its output only), when the check let it start."""
+    tests_s: float = 0.0
+    """Seconds from the host's "go" to the command's end."""
 
 
-def usable(episode: Episode, candidate_paths: list[str], test_patch: str) -> list[PatchedFile] | None:
-    """The test patch's sections when the one-pass way applies to this grade, else None."""
+def usable(episode: Episode, candidate: str, test_patch: str) -> list[PatchedFile] | None:
+    """The test patch's sections when the one-pass way applies to this grade, else None. An empty candidate
+    (the empty patch, an agent that changed nothing) goes this way too."""
     overlay = episode.layer.overlay()
-    if overlay is None or overlay.upper is None or not candidate_paths or touches_packaging(candidate_paths):
+    if overlay is None or overlay.upper is None:
         return None
+    if candidate.strip():
+        paths = changed_paths(candidate)
+        if not paths or touches_packaging(paths):
+            return None
     sections = parse_patch(test_patch) if test_patch.strip() else None
     if not sections:
         return None
@@ -60,46 +99,118 @@ def usable(episode: Episode, candidate_paths: list[str], test_patch: str) -> lis
 def run(
     episode: Episode,
     candidate: str,
+    sections: list[PatchedFile],
     test_patch: str,
     canary: Canary | None,
-    compile_command: str | None,
+    compiling: CompileStep | None,
+    tests: TestCommand,
+    rules: Rules,
 ) -> OnePass:
-    """Apply the candidate (git apply, else patch --fuzz=3), then the test patch and the canary, then the
-    compile check, in one jailed command; the inbox is emptied before the tests ever run."""
-    nonce = f"repogym-{time.monotonic_ns()}"
-    names = {"candidate": f"{nonce}-c.patch", "tests": f"{nonce}-t.patch"}
-    candidate_path = episode.put_file(names["candidate"], candidate)
-    tests_path = episode.put_file(names["tests"], test_patch)
-    planting = ""
+    """Apply the candidate (git apply, else patch --fuzz=3), the test patch and the canary, compile, then,
+    when the check at the checkpoint passes, run `tests`: one jailed command."""
+    nonce, marker = f"repogym-{secrets.token_hex(12)}", f"repogym-{secrets.token_hex(12)}"
+    inbox = [f"{nonce}-c.patch", f"{nonce}-t.patch", f"{nonce}.sh"]
+    script = _applying_script(episode, nonce, candidate, test_patch, canary, compiling, inbox)
     if canary is not None:
-        names["canary"] = f"{nonce}.py"
-        code = episode.put_file(names["canary"], canary.code)
-        target = shell_join([canary.path])
-        planting = f"{{ test -f {target} && ! test -L {target} && cat {code} >> {target} && echo {nonce}:planted; }}; "
-    script = (
-        f"if git apply --whitespace=nowarn {candidate_path}; then echo {nonce}:git; "
-        f"elif patch --batch --forward -p1 --fuzz=3 --no-backup-if-mismatch -i {candidate_path}; "
-        f"then echo {nonce}:patch; else echo {nonce}:failed; exit 0; fi; "
-        f"git apply --whitespace=nowarn {tests_path} || {{ echo {nonce}:tests-failed; exit 0; }}; "
-        + planting
-        + (f"{{ {compile_command}; }} >/dev/null 2>&1; " if compile_command else "")
-        + "true"
+        inbox.append(f"{nonce}.py")
+    if compiling is not None:
+        inbox.append(PurePosixPath(compiling.script).name)
+    done: OnePass | None = None
+    checked_at = 0.0
+
+    def decide(before: str) -> str:
+        nonlocal done, checked_at
+        for name in inbox:  # nothing the tests run may read the patches, the canary's code or the script
+            (episode.inbox / name).unlink(missing_ok=True)
+        done = _judge_applying(episode, nonce, before, sections, canary, compiling, rules)
+        checked_at = time.perf_counter()
+        return "go\n" if _goes(done) else "stop\n"
+
+    command = (
+        f"sh {script} </dev/null; printf '\\n%s\\n' {marker}; "
+        f'read -r answer && [ "$answer" = go ] || exit 0; exec /bin/sh -c {shlex.quote(tests.command)} </dev/null'
     )
     try:
-        result = episode.run(script)
+        result = episode.run(command, binds=tests.binds, checkpoint=Checkpoint(marker, decide))
     finally:
-        for name in names.values():
+        for name in inbox:
             (episode.inbox / name).unlink(missing_ok=True)
-    said = {line.split(":", 1)[1] for line in result.output.splitlines() if line.startswith(nonce + ":")}
-    if not result.ok:
-        return OnePass(fallback=f"the command ended with {result.reason.value} ({result.exit_code})")
+    if done is None:
+        why = f"the command ended with {result.reason.value} ({result.exit_code}) before its check"
+        return OnePass(fallback=why)
+    if not _goes(done):
+        return done
+    return dataclasses.replace(done, tests=result, tests_s=time.perf_counter() - checked_at)
+
+
+def _goes(done: OnePass) -> bool:
+    return not (done.apply_failure or done.fallback or done.landed)
+
+
+def _applying_script(
+    episode: Episode,
+    nonce: str,
+    candidate: str,
+    test_patch: str,
+    canary: Canary | None,
+    compiling: CompileStep | None,
+    inbox: list[str],
+) -> str:
+    """Part 1 of the command as a script in the inbox; returns its path in the jail."""
+    tests_path = episode.put_file(inbox[1], test_patch)
+    planting = ""
+    if canary is not None:
+        code = episode.put_file(f"{nonce}.py", canary.code)
+        target = shell_join([canary.path])
+        planting = f"{{ test -f {target} && ! test -L {target} && cat {code} >> {target} && echo {nonce}:planted; }}\n"
+    # The compile check reads only the candidate's files, never the test patch's (compile_step leaves them
+    # out), so it runs beside the test patch and the canary, which write only those.
+    applying = ""
+    if candidate.strip():
+        candidate_path = episode.put_file(inbox[0], candidate)
+        applying = (
+            f"if git apply --whitespace=nowarn {candidate_path}; then echo {nonce}:git\n"
+            f"elif patch --batch --forward -p1 --fuzz=3 --no-backup-if-mismatch -i {candidate_path}; "
+            f"then echo {nonce}:patch\nelse echo {nonce}:failed; exit 0; fi\n"
+        )
+    script = (
+        applying
+        + (f"{{ {compiling.command}; }} >/dev/null 2>&1 &\n" if compiling is not None else "")
+        + f"git apply --whitespace=nowarn {tests_path} || {{ echo {nonce}:tests-failed; wait; exit 0; }}\n"
+        + planting
+        + f"wait\necho {nonce}:done\n"
+    )
+    return episode.put_file(inbox[2], script)
+
+
+def _judge_applying(
+    episode: Episode,
+    nonce: str,
+    before: str,
+    sections: list[PatchedFile],
+    canary: Canary | None,
+    compiling: CompileStep | None,
+    rules: Rules,
+) -> OnePass:
+    """At the checkpoint: what part 1 did, read from its markers, and the check of what it changed."""
+    lines = before.splitlines()
+    said = {line.split(":", 1)[1] for line in lines if line.startswith(nonce + ":")}
     if "failed" in said:
-        text = " | ".join(line for line in result.output.splitlines()[-8:] if not line.startswith(nonce))
+        text = " | ".join(line for line in lines[-8:] if not line.startswith(nonce))
         return OnePass(apply_failure=f"git apply, patch --fuzz=3: {text or 'did not apply'}")
     if "tests-failed" in said:
         return OnePass(fallback="the test patch did not apply over the candidate")
-    applied_with = "git apply" if "git" in said else "patch --fuzz=3"
-    return OnePass(applied_with=applied_with, planted="planted" in said)
+    if "done" not in said:
+        return OnePass(fallback="the applying part of the command did not finish")
+    planted = "planted" in said
+    landed, fallback = check(
+        episode, sections, canary, planted, rules.test_paths, rules.pristine_text, rules.command_paths
+    )
+    if fallback or landed:
+        return OnePass(fallback=fallback, landed=landed)
+    errors = compile_report(episode, compiling, "the one-pass command ended first")
+    applied_with = "git apply" if "git" in said else "patch --fuzz=3" if "patch" in said else ""
+    return OnePass(applied_with=applied_with, planted=planted, compile_errors=errors)
 
 
 def check(

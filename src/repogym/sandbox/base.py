@@ -9,6 +9,7 @@ exceptions are for an unusable sandbox.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -27,7 +28,10 @@ HOME_DIR = "/tmp/home"
 class Limits(BaseModel):
     """Resource limits applied to every command; each limit kills the whole process tree."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    # No use_attribute_docstrings: pydantic would read this module's source through inspect to copy the
+    # docstrings below into field descriptions (20-45 ms of every `repogym grade`'s start-up, issue 10),
+    # and nothing reads Limits' descriptions; the docstrings stay where they are, as the fields' documentation.
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     wall_s: float = Field(default=600.0, gt=0)
     """Wall-clock seconds before the command's process tree is killed."""
@@ -109,6 +113,26 @@ class OverlaySpec:
         return text
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """A pause inside one command, for a decision the host makes between two of its steps.
+
+    The command's stdin is then a pipe from the host that holds nothing until the command prints `marker` on
+    a line of its own (preceded by a newline); the output before that line is handed to `decide`, and what
+    `decide` returns is written to the command's stdin, which is then closed. The command reads it (e.g.
+    `read -r answer`) and goes on or stops. The `ExecResult` of such a command holds only what came after
+    the marker's line; the output before it reaches the host through `decide` alone. When the marker never
+    comes, `decide` is never called and the result holds the whole output.
+
+    What it is for: one sandbox start where a grade needs two (apply and check, then test), with the check
+    made by the host while nothing of the candidate has run yet. The marker must be unguessable by what
+    runs before it, and whatever runs after it must not be trusted to print anything the host reads.
+    """
+
+    marker: str
+    decide: Callable[[str], str]
+
+
 class ExitReason(enum.StrEnum):
     EXITED = "exited"
     TIMEOUT = "timeout"
@@ -156,8 +180,10 @@ class Sandbox(Protocol):
         *,
         cwd: str = REPO_DIR,
         env: dict[str, str] | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> ExecResult:
-        """Run `command` with `sh -c`; `env` adds variables to the clean environment."""
+        """Run `command` with `sh -c`; `env` adds variables to the clean environment; `checkpoint` pauses
+        it for a decision of the host (see `Checkpoint`; stdin is /dev/null without one)."""
         ...
 
 

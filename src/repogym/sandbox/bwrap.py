@@ -63,7 +63,7 @@ from pathlib import Path
 
 from repogym.errors import SandboxError
 from repogym.sandbox import cgroups
-from repogym.sandbox.base import HOME_DIR, REPO_DIR, TMP_DIR, VENV_DIR, ExecResult, Limits, Mounts
+from repogym.sandbox.base import HOME_DIR, REPO_DIR, TMP_DIR, VENV_DIR, Checkpoint, ExecResult, Limits, Mounts
 from repogym.sandbox.process import run_process
 from repogym.sandbox.seccomp import filter_path
 
@@ -139,6 +139,7 @@ class BwrapSandbox:
         *,
         cwd: str = REPO_DIR,
         env: dict[str, str] | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> ExecResult:
         with cgroups.lease(limits.processes) if is_root() else contextlib.nullcontext() as slot:
             join = slot.path if slot is not None and not slot.threaded else None
@@ -146,13 +147,15 @@ class BwrapSandbox:
             spawn = slot.spawn if slot is not None else None
             program = filter_path()
             if program is None:
-                return run_process(argv, limits, env=_outer_env(), spawn=spawn)
+                return run_process(argv, limits, env=_outer_env(), spawn=spawn, checkpoint=checkpoint)
             # bwrap reads the seccomp program from an inherited descriptor when it starts.
             fd = os.open(program, os.O_RDONLY)
             try:
                 at = argv.index("--die-with-parent")
                 argv[at:at] = ["--seccomp", str(fd)]
-                return run_process(argv, limits, env=_outer_env(), pass_fds=(fd,), spawn=spawn)
+                return run_process(
+                    argv, limits, env=_outer_env(), pass_fds=(fd,), spawn=spawn, checkpoint=checkpoint
+                )
             finally:
                 os.close(fd)
 

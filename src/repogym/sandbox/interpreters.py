@@ -36,9 +36,27 @@ class Interpreter:
 
 
 def find_interpreters() -> list[Interpreter]:
-    """CPython installations on this machine: pyenv's, the one running repogym, and /usr/bin's."""
-    found: dict[str, Interpreter] = {}
+    """CPython installations on this machine: pyenv's, the one running repogym, and /usr/bin's.
+
+    Searched once per state of the folders searched (a grade asks for every task; the search globs and
+    resolves some hundred paths): installing or removing an interpreter changes its folder's time.
+    """
     pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    folders = (pyenv_root / "versions", Path("/usr/bin"), Path("/usr/local/bin"))
+    return list(_search(pyenv_root, tuple(_mtime(folder) for folder in folders)))
+
+
+def _mtime(folder: Path) -> int:
+    try:
+        return folder.stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+@functools.lru_cache(maxsize=8)
+def _search(pyenv_root: Path, stamp: tuple[int, ...]) -> tuple[Interpreter, ...]:
+    """`find_interpreters`' search; `stamp` (the folders' times) is the cache key only."""
+    found: dict[str, Interpreter] = {}
     candidates = sorted(glob.glob(str(pyenv_root / "versions" / "*" / "bin" / "python[23].*")))
     candidates += [
         sys.executable,
@@ -61,7 +79,7 @@ def find_interpreters() -> list[Interpreter]:
             version = match.group(1) if match else ""
             prefix = path.parent.parent
         found.setdefault(version, Interpreter(version, path.resolve(), prefix.resolve()))
-    return sorted(found.values(), key=lambda i: [int(p) for p in re.findall(r"\d+", i.version)])
+    return tuple(sorted(found.values(), key=lambda i: [int(p) for p in re.findall(r"\d+", i.version)]))
 
 
 def pick_interpreter(wanted: str) -> Interpreter:

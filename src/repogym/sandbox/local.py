@@ -19,7 +19,7 @@ from __future__ import annotations
 import resource
 import warnings
 
-from repogym.sandbox.base import OUT_DIR, REPO_DIR, VENV_DIR, ExecResult, Limits, Mounts
+from repogym.sandbox.base import OUT_DIR, REPO_DIR, VENV_DIR, Checkpoint, ExecResult, Limits, Mounts
 from repogym.sandbox.bwrap import jail_environment
 from repogym.sandbox.process import run_process
 from repogym.sandbox.workspace import MIRROR_OBJECTS
@@ -48,6 +48,7 @@ class LocalSandbox:
         *,
         cwd: str = REPO_DIR,
         env: dict[str, str] | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> ExecResult:
         workspace = mounts.workspace
         environment = jail_environment(mounts)
@@ -79,6 +80,7 @@ class LocalSandbox:
             env=environment,
             cwd=_to_host(cwd, host_paths),
             preexec_fn=_limits,
+            checkpoint=checkpoint,
         )
 
 

@@ -13,8 +13,9 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Sequence
+from typing import IO
 
-from repogym.sandbox.base import ExecResult, ExitReason, Limits
+from repogym.sandbox.base import Checkpoint, ExecResult, ExitReason, Limits
 
 _MARKER = "\n[... repogym: {omitted} bytes of output omitted ...]\n"
 
@@ -47,6 +48,53 @@ class _CappedBuffer:
         return (bytes(self.head) + middle + bytes(self.tail)).decode("utf-8", errors="replace"), truncated
 
 
+class _Pause:
+    """A checkpoint's side of the output: holds what comes before its marker's line, answers it once."""
+
+    def __init__(self, checkpoint: Checkpoint, stdin: IO[bytes], keep: int) -> None:
+        self.checkpoint = checkpoint
+        self.line = b"\n" + checkpoint.marker.encode() + b"\n"
+        self.stdin: IO[bytes] | None = stdin
+        self.before = bytearray()
+        self.keep = keep
+        self.done = False
+
+    def feed(self, chunk: bytes) -> bytes:
+        """The part of `chunk` that belongs to the result: nothing until the marker's line has come."""
+        if self.done:
+            return chunk
+        self.before += chunk
+        at = self.before.find(self.line)
+        if at < 0:
+            if len(self.before) <= self.keep:
+                return b""
+            # No marker within what a result keeps: as if there were none (the command reads EOF and stops).
+            self.close()
+            return bytes(self.before)
+        self.done = True
+        after = bytes(self.before[at + len(self.line) :])
+        answer = self.checkpoint.decide(bytes(self.before[:at]).decode("utf-8", errors="replace"))
+        with contextlib.suppress(OSError):  # the command may be gone already
+            assert self.stdin is not None
+            self.stdin.write(answer.encode())
+            self.stdin.flush()
+        self.close()
+        return after
+
+    def leftover(self) -> bytes:
+        """At the end: the output held back when the marker never came (the result gets all of it)."""
+        held = b"" if self.done else bytes(self.before)
+        self.close()
+        return held
+
+    def close(self) -> None:
+        self.done = True
+        if self.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.stdin.close()
+            self.stdin = None
+
+
 def run_process(
     argv: Sequence[str],
     limits: Limits,
@@ -56,10 +104,13 @@ def run_process(
     preexec_fn: Callable[[], None] | None = None,
     pass_fds: Sequence[int] = (),
     spawn: Callable[[Callable[[], subprocess.Popen[bytes]]], subprocess.Popen[bytes]] | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> ExecResult:
     """Run `argv` in its own process group; kill the group on timeout or runaway output.
 
     `spawn`: runs the Popen where the child must be born (a cgroup slot's thread, see cgroups.py).
+    `checkpoint`: stdin is a pipe answered once, when the marker's line comes (see `Checkpoint`); the
+    wall-clock limit counts the time `decide` takes.
     """
     started = time.monotonic()
 
@@ -69,7 +120,7 @@ def run_process(
     def start() -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             list(argv),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if checkpoint is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             env=env,
@@ -84,7 +135,12 @@ def run_process(
     buffer = _CappedBuffer(limits.output_bytes)
     reason = ExitReason.EXITED
     assert process.stdout is not None
+    pause = _Pause(checkpoint, process.stdin, limits.output_bytes) if checkpoint and process.stdin else None
     stream = process.stdout
+
+    def take(chunk: bytes) -> None:
+        buffer.add(pause.feed(chunk) if pause is not None else chunk)
+
     os.set_blocking(stream.fileno(), False)
     selector = selectors.DefaultSelector()
     selector.register(stream, selectors.EVENT_READ)
@@ -96,7 +152,7 @@ def run_process(
                 reason = ExitReason.TIMEOUT
                 break
             if not selector.select(timeout=min(remaining, 0.5)):
-                if process.poll() is not None and _drained(stream, buffer):
+                if process.poll() is not None and _drained(stream, take):
                     break
                 continue
             chunk = stream.read(65536)
@@ -104,14 +160,17 @@ def run_process(
                 continue
             if not chunk:
                 break  # EOF: every writer (including daemons holding the pipe) is gone
-            buffer.add(chunk)
+            take(chunk)
             if buffer.total > limits.output_kill_bytes:
                 reason = ExitReason.OUTPUT_LIMIT
                 break
     finally:
         selector.close()
-        # Always: a daemon left in the group (local backend) must not outlive the command.
+        # Always: a daemon left in the group (local backend) must not outlive the command. Before the pause's
+        # stdin closes: a command waiting for an answer that never came must not read EOF and go on.
         _kill_group(process)
+        if pause is not None:
+            buffer.add(pause.leftover())
         exit_code = process.wait()
         stream.close()
     text, truncated = buffer.text()
@@ -136,10 +195,10 @@ def run_process(
     )
 
 
-def _drained(stream, buffer: _CappedBuffer) -> bool:
+def _drained(stream, take: Callable[[bytes], None]) -> bool:
     chunk = stream.read(65536)
     if chunk:
-        buffer.add(chunk)
+        take(chunk)
         return False
     return True
 

@@ -25,6 +25,7 @@ from repogym.sandbox.base import (
     OUT_DIR,
     REPO_DIR,
     Bind,
+    Checkpoint,
     ExecResult,
     Limits,
     Mounts,
@@ -173,12 +174,17 @@ class Episode:
         limits: Limits | None = None,
         env: dict[str, str] | None = None,
         binds: Sequence[Bind] = (),
+        checkpoint: Checkpoint | None = None,
     ) -> ExecResult:
         """Run `command` in the episode; `env` adds to the task's test_env, `binds` to the usual mounts
-        (e.g. a test runner's plugin folder, `repogym.sandbox.base.plugin_binds`)."""
+        (e.g. a test runner's plugin folder, `repogym.sandbox.base.plugin_binds`); `checkpoint` pauses it
+        for a decision of the host (`repogym.sandbox.base.Checkpoint`)."""
         variables = {**self.runtime.task.env.test_env, **(env or {})}
         mounts = self.mounts(*binds)
-        return self.runtime.sandbox.run(command, mounts, limits or self.runtime.limits, env=variables)
+        sandbox, limits = self.runtime.sandbox, limits or self.runtime.limits
+        if checkpoint is None:
+            return sandbox.run(command, mounts, limits, env=variables)
+        return sandbox.run(command, mounts, limits, env=variables, checkpoint=checkpoint)
 
     @property
     def install_step(self) -> str:

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repogym.errors import DatasetError
-from repogym.grading.grade import run_directives
 from repogym.grading.report import TestReport, TestStatus
+from repogym.grading.runner import run_directives
 from repogym.patches import parse_patch
 from repogym.sandbox.cache import cache_dir
 from repogym.sandbox.installs import CommitLayers

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from repogym.errors import DatasetError, EnvBuildError, RepoSourceError
-from repogym.grading.grade import run_directives
 from repogym.grading.report import TestReport, TestStatus
+from repogym.grading.runner import run_directives
 from repogym.sandbox.cache import cache_dir
 from repogym.sandbox.runtime import Episode
 from repogym.task import Task

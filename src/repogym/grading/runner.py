@@ -1,0 +1,114 @@
+"""Running a task's tests in an episode: the parser's command for some tests, and its log and structured report
+read back into a TestReport.
+
+Split in two (`test_command`, then `read_test_run` over the command's result) because a grade may run the
+command inside a larger jailed command of its own (grading/onepass.py); `run_directives` does both.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from repogym.grading.parsers import TestRun, get_parser
+from repogym.grading.report import TestReport
+from repogym.patches import parse_patch
+from repogym.sandbox.base import OUT_DIR, Bind, ExecResult, plugin_binds, read_jail_file
+from repogym.sandbox.cache import cache_dir
+from repogym.sandbox.runtime import Episode
+from repogym.task import Task
+
+
+@dataclass(frozen=True)
+class TestCommand:
+    """The parser's shell command for some tests, with what it needs mounted and where it writes its report."""
+
+    __test__ = False  # not a pytest test class
+
+    command: str
+    report_name: str
+    """The structured report's file name in the episode's out folder (new per command)."""
+    binds: tuple[Bind, ...]
+    """The test runner's plugin folder, read-only."""
+
+
+def test_command(task: Task, directives: list[str]) -> TestCommand:
+    """The task's parser's command for `directives` (test files or ids), with a fresh report name."""
+    parser = get_parser(task.env.log_parser)
+    report_name = f"report-{time.monotonic_ns()}.jsonl"
+    command = parser.command(task.env.test_cmd, directives, f"{OUT_DIR}/{report_name}")
+    return TestCommand(command, report_name, plugin_binds(parser.plugin_dir))
+
+
+test_command.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+
+
+def read_test_run(
+    task: Task,
+    episode: Episode,
+    test: TestCommand,
+    result: ExecResult,
+    log_path: Path,
+    duration_s: float | None = None,
+) -> TestReport:
+    """Keep the run's log at `log_path` and parse it with its report; `duration_s`: the test run's own time
+    when `result` is that of a larger command (its default: the result's)."""
+    report_text = read_jail_file(episode.layer.out / test.report_name)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.write_text(
+        f"$ {test.command}\n{result.output}\n[exit {result.exit_code}; {result.reason.value}]\n",
+        encoding="utf-8",
+    )
+    run = TestRun(
+        log=result.output,
+        report_text=report_text,
+        exit_code=result.exit_code,
+        timed_out=result.timed_out,
+        log_path=str(log_path),
+        duration_s=result.duration_s if duration_s is None else duration_s,
+    )
+    return get_parser(task.env.log_parser).parse(run)
+
+
+def run_tests(
+    task: Task, episode: Episode, test_ids: list[str], log_dir: str | Path | None = None
+) -> TestReport:
+    """Run tests in the episode with the task's parser and read the structured report."""
+    return run_directives(task, episode, test_directives(test_ids, task.test_patch), log_path(task, log_dir))
+
+
+def run_directives(task: Task, episode: Episode, directives: list[str], log_path: Path) -> TestReport:
+    """Run the parser's command for `directives` (test files or ids), keep the log at `log_path`, parse."""
+    test = test_command(task, directives)
+    result = episode.run(test.command, binds=test.binds)
+    return read_test_run(task, episode, test, result, log_path)
+
+
+def test_directives(test_ids: list[str], test_patch: str) -> list[str]:
+    """What to pass the runner: the files of pytest node ids (or ids that are files), else the test
+    patch's test modules that exist after it (as SWE-bench does).
+
+    >>> test_directives(["tests/test_a.py::test_x", "tests/test_b.py", "tests/test_a.py::test_y"], "")
+    ['tests/test_a.py', 'tests/test_b.py']
+    """
+    files: list[str] = []
+    for test_id in test_ids:
+        path = test_id.split("::", 1)[0] if "::" in test_id else test_id if test_id.endswith(".py") else ""
+        if path and path not in files:
+            files.append(path)
+    if files:
+        return files
+    parsed = parse_patch(test_patch)
+    kept = [p for p in parsed or [] if not p.is_removed_file] if parsed is not None else []
+    paths = [p.path for p in kept]
+    return [p for p in paths if p.endswith(".py") and PurePosixPath(p).name != "conftest.py"]
+
+
+test_directives.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+
+
+def log_path(task: Task, log_dir: str | Path | None) -> Path:
+    """A new log file for one test run of `task`: under `log_dir`, else the cache's logs folder."""
+    folder = Path(log_dir) if log_dir else cache_dir("logs", task.instance_id.replace("/", "__"))
+    return folder / f"test-{time.strftime('%Y%m%dT%H%M%S')}-{time.monotonic_ns() % 10**6}.log"
