@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from repogym.env.lines_answer import LINES_FORMAT
+from repogym.env.lines_answer import LINES_FORMAT, spot_order
 from repogym.patches import PatchError, apply_patch, parse_patch, split_lines
 from repogym.registry import Registry
 from repogym.search_replace import DEFAULT_THOUGHT, FormatError, SearchReplace, apply_edits, render_answer
@@ -165,12 +165,11 @@ def window_prompt(
         text = window_text(window, contents)
         text = text if text.endswith("\n") or not text else text + "\n"
         parts.append(f"```python\n### {window.path} (lines {window.start}-{window.end})\n{text}```\n")
-    suspicious = []
-    for path in sorted(spots):
-        lines = split_lines(contents.get(path, ""))
-        for number in spots[path]:
-            if 1 <= number <= len(lines):
-                suspicious.append(f"{path}:{number}: {lines[number - 1].rstrip()}")
+    # The order a lines answer follows (`spot_order`): listing and parsing share it.
+    suspicious = [
+        f"{path}:{number}: {split_lines(contents[path])[number - 1].rstrip()}"
+        for path, number in spot_order(spots, contents)
+    ]
     if suspicious:
         parts.append("Suspicious lines:\n" + "\n".join(suspicious) + "\n")
     parts.append(LINES_FORMAT if answer_format == "lines" else WINDOW_FORMAT)
