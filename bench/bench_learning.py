@@ -83,7 +83,8 @@ def main() -> None:
     parser.add_argument("--sft-steps", type=int, default=1200)
     parser.add_argument("--sft-batch", type=int, default=16)
     parser.add_argument("--sft-lr", type=float, default=2e-3)
-    parser.add_argument("--sft-scheduler", default="constant_with_warmup")
+    parser.add_argument("--sft-scheduler", default="warmup_stable_decay")
+    parser.add_argument("--sft-decay", type=float, default=0.2, help="warmup_stable_decay: share of steps decaying")
     parser.add_argument("--grpo-steps", type=int, default=40)
     parser.add_argument("--grpo-generations", type=int, default=8)
     parser.add_argument(
@@ -96,6 +97,12 @@ def main() -> None:
         default="lines",
         choices=["lines", "search_replace"],
         help="lines: the suspicious line rewritten (~26 tokens); search_replace: SWE-RL's blocks (~120)",
+    )
+    parser.add_argument(
+        "--prompt-style",
+        default="compact",
+        choices=["compact", "full"],
+        help="compact: the window and the suspicious line, no issue text (~90 prompt tokens); full: ~210",
     )
     parser.add_argument(
         "--max-reply-tokens",
@@ -113,11 +120,11 @@ def main() -> None:
     base = dataclasses.replace(
         make_plan(repos=args.repos), synth_per_repo=args.synth_per_repo, pretrain_minutes=args.pretrain_minutes,
         sft_steps=args.sft_steps, sft_batch=args.sft_batch, learning_rate_sft=args.sft_lr, sft_warmup=0.03,
-        sft_scheduler=args.sft_scheduler,
+        sft_scheduler=args.sft_scheduler, sft_decay=args.sft_decay,
         grpo_steps=args.grpo_steps, grpo_generations=args.grpo_generations, grpo_batch=args.grpo_batch,
         learning_rate_grpo=args.grpo_lr, grpo_beta=args.grpo_beta, split_ratio=0.6,
         eval_methods=tuple(args.methods), short_statements=True, demo_rows=args.demo_rows,
-        answer_format=args.answer_format,
+        answer_format=args.answer_format, prompt_style=args.prompt_style,
         max_reply_tokens=args.max_reply_tokens or (96 if args.answer_format == "lines" else 224),
     )  # fmt: skip
     data = (args.data or work / "data").absolute()

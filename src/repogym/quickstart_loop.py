@@ -171,7 +171,7 @@ def demos_stage(out: Path, plan: QuickstartPlan, repos: list[str], workers: int 
     banned = {location for task in held_out for location in task_locations(task)}
     methods = plan.eval_methods or DemoOptions().methods
     options = DemoOptions(methods=tuple(methods), max_rows=plan.demo_rows, seed=plan.seed,
-                          answer_format=plan.answer_format)  # fmt: skip
+                          answer_format=plan.answer_format, prompt_style=plan.prompt_style)  # fmt: skip
     corpus_path = out / "train" / "demos-corpus.jsonl"
     corpus = build_demos(corpus_path, options, held_out=held_out, workers=workers)
     report = DemoReport()
@@ -214,6 +214,8 @@ def sft_stage(out: Path, plan: QuickstartPlan, base_model: str, bars: bool) -> d
         lr_scheduler_type=plan.sft_scheduler,
         batch_size=plan.sft_batch, max_length=512, save_steps=max(10, plan.sft_steps // 4), logging_steps=5,
         seed=plan.seed, report_to=[],
+        trl={"lr_scheduler_kwargs": {"num_decay_steps": max(1, round(plan.sft_steps * plan.sft_decay))}}
+        if plan.sft_scheduler == "warmup_stable_decay" else {},
     )  # fmt: skip
     summary = run_sft(config, resume=True, progress=bars)
     return {"model_dir": summary.output_dir, "steps": summary.global_step, "final_loss": summary.final_loss,

@@ -68,13 +68,20 @@ class QuickstartPlan:
     BPE) or "search_replace" (SWE-RL's blocks, ~110 tokens, which the tiny model did not learn to copy in
     960 SFT steps; docs/benchmarks.md, "Learning")."""
 
+    sft_decay: float = 0.2
+    """With `sft_scheduler="warmup_stable_decay"`: the share of SFT steps at the end over which the rate
+    decays to 0 (constant before it, so copying still appears as early as with a constant rate)."""
+    prompt_style: str = "compact"
+    """The agentless env's `prompt_style`: "compact" (no issue text, the suspicious line last: ~90 prompt
+    tokens of the tiny BPE against ~210, and the line to copy next to the answer) or "full"."""
+
     def to_dict(self) -> dict[str, Any]:
         """As JSON reads it back (tuples as lists), so a recorded plan compares equal to its own."""
         return json.loads(json.dumps(asdict(self)))
 
     @property
     def env_options(self) -> dict[str, Any]:
-        return {**WINDOW_OPTIONS, "answer_format": self.answer_format}
+        return {**WINDOW_OPTIONS, "answer_format": self.answer_format, "prompt_style": self.prompt_style}
 
 
 def make_plan(fast: bool = False, budget_minutes: float | None = None, repos: int | None = None,

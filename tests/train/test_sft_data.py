@@ -17,15 +17,20 @@ from repogym.train.sft_data import SFTDataOptions, build_sft_data, read_summary,
 WINDOW = SFTDataOptions(context="window", window_lines=1)
 
 
-@pytest.mark.parametrize("answer_format", ["search_replace", "lines"])
-def test_agentless_gold_rows_are_the_envs_prompt_and_gold_answer(tmp_path, toy_task, toy_runtime, answer_format):
+@pytest.mark.parametrize(
+    ("answer_format", "prompt_style"), [("search_replace", "full"), ("lines", "full"), ("lines", "compact")]
+)
+def test_agentless_gold_rows_are_the_envs_prompt_and_gold_answer(
+    tmp_path, toy_task, toy_runtime, answer_format, prompt_style
+):
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(json.dumps(toy_task.to_dict()) + "\n")
-    options = dataclasses.replace(WINDOW, answer_format=answer_format)
+    options = dataclasses.replace(WINDOW, answer_format=answer_format, prompt_style=prompt_style)
     data = build_sft_data([tasks], options, tmp_path / "sft.jsonl")
     (row,) = data.rows
     env = repogym.env.make(toy_task.instance_id, toy_task, runtime=toy_runtime, mode="agentless",
-                           context="window", window_lines=1, answer_format=answer_format)  # fmt: skip
+                           context="window", window_lines=1, answer_format=answer_format,
+                           prompt_style=prompt_style)  # fmt: skip
     observation, _ = env.reset()
     user, assistant = row["messages"]
     assert (user["role"], user["content"]) == ("user", observation)
@@ -34,7 +39,7 @@ def test_agentless_gold_rows_are_the_envs_prompt_and_gold_answer(tmp_path, toy_t
     _, reward, _, _, info = env.step(assistant["content"])
     assert info["grade"].resolved and reward == 2.0
     assert row["metadata"] == {"context": "window", "localize": "oracle", "answer_format": answer_format,
-                               "uses_gold_localization": True}  # fmt: skip
+                               "prompt_style": prompt_style, "uses_gold_localization": True}  # fmt: skip
 
 
 def test_window_gold_answers_apply_to_the_real_file_and_are_short(tmp_path, bug_tasks_file):

@@ -39,6 +39,11 @@ def data_sft_command(
         "--answer-format",
         help="With --context window: search_replace (SWE-RL's blocks) or lines (the suspicious lines rewritten).",
     ),
+    prompt_style: str = typer.Option(
+        "full",
+        "--prompt-style",
+        help="With --context window: full (the issue, then the code) or compact (the code only, for tiny models).",
+    ),
     max_chars: int = typer.Option(
         32_000, "--max-chars", help="Drop rows longer than this (all message text)."
     ),
@@ -62,7 +67,7 @@ def data_sft_command(
 
     The summary (rows in, kept, dropped per reason, for each source) is printed and written to
     OUT.summary.json. Agentless gold rows use the env's own prompt, so pass the same --context,
-    --window-lines, --localize and --answer-format as the env you will evaluate in.
+    --window-lines, --localize, --answer-format and --prompt-style as the env you will evaluate in.
 
     Example: repogym data sft runs/gold tasks.jsonl --out sft.jsonl --context window --window-lines 3
     """
@@ -77,9 +82,13 @@ def data_sft_command(
         raise ConfigError(f"--answer-format {answer_format!r}: use search_replace or lines")
     if answer_format == "lines" and context != "window":
         raise ConfigError("--answer-format lines rewrites the window's suspicious lines: add --context window")
+    if prompt_style not in ("full", "compact"):
+        raise ConfigError(f"--prompt-style {prompt_style!r}: use full or compact")
+    if prompt_style == "compact" and context != "window":
+        raise ConfigError("--prompt-style compact shortens the window prompt: add --context window")
     options = SFTDataOptions(
         gold=gold, context=context, window_lines=window_lines, localize=localize,  # type: ignore[arg-type]
-        answer_format=answer_format,  # type: ignore[arg-type]
+        answer_format=answer_format, prompt_style=prompt_style,  # type: ignore[arg-type]
         max_chars=max_chars, max_tokens=max_tokens, tokenizer=str(tokenizer) if tokenizer else None,
         max_per_task=max_per_task, repos_dir=str(repos_dir) if repos_dir else None, sandbox=sandbox, jobs=jobs,
     )  # fmt: skip

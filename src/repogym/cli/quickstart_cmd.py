@@ -161,7 +161,7 @@ def before_after_table(result: Any, plan: Any) -> Table:
     table = Table(
         title="before / after: resolved on held-out tasks (pass@1, bootstrap 95% interval)",
         caption=f"trained on {counts['train']} tasks; agentless, 3-line window at the gold patch's lines "
-        f"(perfect fault localization), answers: {_ANSWERS.get(plan.answer_format, plan.answer_format)}; "
+        f"(perfect fault localization){', no issue text' if plan.prompt_style == 'compact' else ''}, answers: {_ANSWERS.get(plan.answer_format, plan.answer_format)}; "
         f"tiny model, {plan.budget_minutes:g} training minutes",
     )  # fmt: skip
     for name in ("held-out split", "baseline", "after SFT", "after SFT+GRPO"):

@@ -87,7 +87,14 @@ def build_observation(
     if localization is None:
         return truncate(agentless_prompt(problem_statement, code_context), options.context_chars), []
     windows = make_windows(localization.spots, code_context, options.window_lines)
-    prompt = window_prompt(problem_statement, windows, localization.spots, code_context, options.answer_format)
+    prompt = window_prompt(
+        problem_statement,
+        windows,
+        localization.spots,
+        code_context,
+        options.answer_format,
+        options.prompt_style,
+    )
     return truncate(prompt, options.context_chars), windows
 
 

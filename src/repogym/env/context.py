@@ -155,25 +155,34 @@ def window_prompt(
     spots: Mapping[str, tuple[int, ...]],
     contents: Mapping[str, str],
     answer_format: str = "search_replace",
+    style: str = "full",
 ) -> str:
-    """The compact observation: the issue, each window verbatim, the suspicious lines, the format.
+    """The window observation: the issue, each window verbatim, the suspicious lines, the format.
 
     `answer_format="lines"` asks for the suspicious lines rewritten (`repogym.env.lines_answer`)
-    instead of SEARCH/REPLACE blocks."""
-    parts = [f"Issue:\n{problem_statement.strip()}\n"]
+    instead of SEARCH/REPLACE blocks. `style="compact"` (`EnvOptions.prompt_style`) leaves the issue and
+    the code fences out, names a suspicious line by its number alone when every one is in one file, and
+    puts the answer format first, so the suspicious lines are the last thing before the answer: a tiny
+    model cannot read an issue, pays for every prompt token, and copies most easily from nearby."""
+    compact = style == "compact"
+    fence, end = ("", "") if compact else ("```python\n", "```\n")
+    blocks = []
     for window in windows:
         text = window_text(window, contents)
         text = text if text.endswith("\n") or not text else text + "\n"
-        parts.append(f"```python\n### {window.path} (lines {window.start}-{window.end})\n{text}```\n")
+        blocks.append(f"{fence}### {window.path} (lines {window.start}-{window.end})\n{text}{end}")
     # The order a lines answer follows (`spot_order`): listing and parsing share it.
+    order = spot_order(spots, contents)
+    bare = compact and len({path for path, _ in order}) == 1
     suspicious = [
-        f"{path}:{number}: {split_lines(contents[path])[number - 1].rstrip()}"
-        for path, number in spot_order(spots, contents)
+        f"{'' if bare else f'{path}:'}{number}: {split_lines(contents[path])[number - 1].rstrip()}"
+        for path, number in order
     ]
-    if suspicious:
-        parts.append("Suspicious lines:\n" + "\n".join(suspicious) + "\n")
-    parts.append(LINES_FORMAT if answer_format == "lines" else WINDOW_FORMAT)
-    return "\n".join(parts)
+    listed = ["Suspicious lines:\n" + "\n".join(suspicious) + "\n"] if suspicious else []
+    answer = LINES_FORMAT if answer_format == "lines" else WINDOW_FORMAT
+    if compact:
+        return "\n".join([answer, *blocks, *listed])
+    return "\n".join([f"Issue:\n{problem_statement.strip()}\n", *blocks, *listed, answer])
 
 
 def window_answer(

@@ -45,6 +45,10 @@ class EnvOptions(BaseModel):
     answer_format: Literal["search_replace", "lines"] = "search_replace"
     """Agentless mode: 'search_replace' is SWE-RL's answer; 'lines' (window context only) the suspicious lines
     as they should read, one per line (see `repogym.env.lines_answer`), converted to SWE-RL's answer before grading."""
+    prompt_style: Literal["full", "compact"] = "full"
+    """Agentless window context: 'full' shows the issue, the windows, the suspicious lines, then the answer
+    format; 'compact' leaves the issue out and lists the suspicious lines last (about half the tokens: the
+    form a tiny model learns from, see `repogym.env.context.window_prompt`)."""
     window_lines: int = Field(default=3, ge=0, le=200)
     """Agentless window context: lines shown either side of each localized line."""
     localize: str = "oracle"
@@ -52,9 +56,11 @@ class EnvOptions(BaseModel):
     information), 'sbfl' (spectrum-based, from per-test coverage in the sandbox), or a dotted path to a Localizer."""
 
     @model_validator(mode="after")
-    def _lines_need_windows(self) -> EnvOptions:
+    def _window_options_need_windows(self) -> EnvOptions:
         if self.answer_format == "lines" and self.context != "window":
             raise ValueError(
                 "answer_format='lines' rewrites the window's suspicious lines: it needs context='window'"
             )
+        if self.prompt_style == "compact" and self.context != "window":
+            raise ValueError("prompt_style='compact' shortens the window prompt: it needs context='window'")
         return self

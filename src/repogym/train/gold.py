@@ -37,6 +37,7 @@ def agentless_gold_rows(
         window_lines=options.window_lines,
         localize=options.localize,
         answer_format=options.answer_format,
+        prompt_style=options.prompt_style,
     )
     localizer = localizers.get(options.localize) if options.context == "window" else None
     for task in load_tasks(tasks_path):
@@ -78,7 +79,7 @@ def agentless_gold_rows(
             yield _empty(task), reason
             continue
         metadata = {"context": options.context, "localize": options.localize if localization else None,
-                    "answer_format": options.answer_format}  # fmt: skip
+                    "answer_format": options.answer_format, "prompt_style": options.prompt_style}  # fmt: skip
         if localization is not None:
             metadata["uses_gold_localization"] = localization.uses_gold
         yield make_row(

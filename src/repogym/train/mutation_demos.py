@@ -68,6 +68,8 @@ class DemoOptions:
     """Buggy lines longer than this are skipped (the prompt shows them twice)."""
     answer_format: str = "search_replace"
     """The env's `answer_format`: SWE-RL's blocks, or "lines" (the suspicious line rewritten)."""
+    prompt_style: str = "full"
+    """The env's `prompt_style`: "full" (a made-up issue naming the function's test) or "compact" (no issue)."""
     seed: int = 0
 
 
@@ -190,11 +192,13 @@ def _demo_row(source: SourceFile, function: str, mutation: Any, options: DemoOpt
     if answer is None:
         report.dropped["no unique answer in the window"] += 1
         return None
-    prompt = window_prompt(demo_statement(source.path, function), windows, spots, contents, options.answer_format)
+    prompt = window_prompt(demo_statement(source.path, function), windows, spots, contents, options.answer_format,
+                           options.prompt_style)  # fmt: skip
     return make_row([{"role": "user", "content": prompt}, {"role": "assistant", "content": answer}],
                     source="mutation-demo", metadata={"method": mutation.method, "file": source.path,
                                                       "function": function, "context": "window",
                                                       "localize": "oracle", "answer_format": options.answer_format,
+                                                      "prompt_style": options.prompt_style,
                                                       "gold_patch": gold}), buggy  # fmt: skip
 
 

@@ -46,6 +46,8 @@ class SFTDataOptions:
     localize: str = "oracle"
     answer_format: Literal["search_replace", "lines"] = "search_replace"
     """Agentless window demonstrations: SWE-RL's blocks, or the suspicious lines rewritten (the env's option)."""
+    prompt_style: Literal["full", "compact"] = "full"
+    """Agentless window demonstrations: the env's `prompt_style` (the issue shown, or left out)."""
     max_chars: int = 32_000
     """Longest row (characters of all message texts and tool arguments)."""
     max_tokens: int | None = None
