@@ -29,9 +29,10 @@ from repogym.train.sft_data import SFTDataOptions
 SPLITS = ("heldout-functions", "heldout-repo")
 
 
-def held_out_rows(seed_dir: Path, answer_format: str) -> dict[str, list[dict]]:
+def held_out_rows(seed_dir: Path, answer_format: str, prompt_style: str = "compact") -> dict[str, list[dict]]:
     """Per held-out split, the env's prompt and gold answer of each task whose gold fits the format."""
-    options = SFTDataOptions(context="window", window_lines=1, localize="oracle", answer_format=answer_format)
+    options = SFTDataOptions(context="window", window_lines=1, localize="oracle", answer_format=answer_format,
+                             prompt_style=prompt_style)  # type: ignore[arg-type]  # fmt: skip
     rows = {}
     for split in SPLITS:
         found = agentless_gold_rows(seed_dir / "split" / f"{split}.jsonl", options)
@@ -51,7 +52,9 @@ def verdict(answer: str, gold: str) -> str:
 
 def checkpoints(seed_dir: Path) -> list[tuple[int, Path]]:
     sft = seed_dir / "train" / "sft"
-    found = [(int(p.name.split("-")[1]), p) for p in sft.glob("checkpoint-*") if (p / "config.json").is_file()]
+    found = [
+        (int(p.name.split("-")[1]), p) for p in sft.glob("checkpoint-*") if (p / "config.json").is_file()
+    ]
     state = sft / "trainer_state.json"
     if (sft / "config.json").is_file() and state.is_file():
         found.append((json.loads(state.read_text()).get("global_step", 0), sft))
@@ -63,17 +66,29 @@ def main() -> None:
     parser.add_argument("seed_dir", type=Path)
     parser.add_argument("--out", type=Path, default=None, help="JSONL, one row per checkpoint and split")
     parser.add_argument("--answer-format", default="lines", choices=["lines"])
+    parser.add_argument(
+        "--prompt-style",
+        default="compact",
+        choices=["compact", "full"],
+        help="the env's prompt_style the seed was trained with (bench_learning's --prompt-style)",
+    )
     parser.add_argument("--max-new-tokens", type=int, default=96)
     args = parser.parse_args()
-    rows = held_out_rows(args.seed_dir, args.answer_format)
+    rows = held_out_rows(args.seed_dir, args.answer_format, args.prompt_style)
     out = args.out or args.seed_dir / "heldout-curve.jsonl"
-    done = {(r["step"], r["split"]) for r in map(json.loads, out.read_text().splitlines())} if out.is_file() else set()
+    done = (
+        {(r["step"], r["split"]) for r in map(json.loads, out.read_text().splitlines())}
+        if out.is_file()
+        else set()
+    )
     for step, model in checkpoints(args.seed_dir):
         for split, split_rows in rows.items():
             if (step, split) in done or not split_rows:
                 continue
             texts = answers(model, split_rows, 1, max_new_tokens=args.max_new_tokens)
-            verdicts = [verdict(t[0], r["messages"][1]["content"]) for t, r in zip(texts, split_rows, strict=True)]
+            verdicts = [
+                verdict(t[0], r["messages"][1]["content"]) for t, r in zip(texts, split_rows, strict=True)
+            ]
             record = {"step": step, "split": split, "tasks": len(split_rows),
                       "repaired": verdicts.count("repaired"), "format_errors": verdicts.count("format"),
                       "model": str(model), "example": texts[0][0][:200]}  # fmt: skip
