@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from repogym.train.gold import agentless_gold_rows
 from repogym.train.sft_data import SFTDataOptions
 
 SPLITS = ("heldout-functions", "heldout-repo")
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def held_out_rows(seed_dir: Path, answer_format: str, prompt_style: str = "compact") -> dict[str, list[dict]]:
@@ -40,14 +42,25 @@ def held_out_rows(seed_dir: Path, answer_format: str, prompt_style: str = "compa
     return rows
 
 
-def verdict(answer: str, gold: str) -> str:
-    """'repaired', 'wrong' or 'format' (not one line per suspicious line)."""
+def train_rows(seed_dir: Path, count: int) -> list[dict]:
+    """Every n-th of the seed's SFT rows, `count` in all: the same measure on rows it trained on."""
+    rows = [json.loads(line) for line in (seed_dir / "train" / "sft.jsonl").read_text().splitlines()]
+    return rows[:: max(1, len(rows) // count)][:count] if count else []
+
+
+def verdict(answer: str, gold: str, prompt: str) -> str:
+    """'repaired'; 'copied' (a wrong line whose every name is in the prompt); 'invented' (it names
+    something the prompt does not: the model has not learned to copy yet); or 'format' (not one line
+    per suspicious line)."""
     want = parse_lines(gold, gold.count("\n") - 1)
     try:
         got = parse_lines(answer, len(want))
     except FormatError:
         return "format"
-    return "repaired" if got == want else "wrong"
+    if got == want:
+        return "repaired"
+    names = {name for line in got for name in NAME.findall(line)}
+    return "copied" if names <= set(NAME.findall(prompt)) else "invented"
 
 
 def checkpoints(seed_dir: Path) -> list[tuple[int, Path]]:
@@ -73,8 +86,10 @@ def main() -> None:
         help="the env's prompt_style the seed was trained with (bench_learning's --prompt-style)",
     )
     parser.add_argument("--max-new-tokens", type=int, default=96)
+    parser.add_argument("--train-rows", type=int, default=60, help="also judge this many trained-on rows")
     args = parser.parse_args()
     rows = held_out_rows(args.seed_dir, args.answer_format, args.prompt_style)
+    rows["train-sample"] = train_rows(args.seed_dir, args.train_rows)
     out = args.out or args.seed_dir / "heldout-curve.jsonl"
     done = (
         {(r["step"], r["split"]) for r in map(json.loads, out.read_text().splitlines())}
@@ -87,15 +102,17 @@ def main() -> None:
                 continue
             texts = answers(model, split_rows, 1, max_new_tokens=args.max_new_tokens)
             verdicts = [
-                verdict(t[0], r["messages"][1]["content"]) for t, r in zip(texts, split_rows, strict=True)
+                verdict(t[0], r["messages"][1]["content"], r["messages"][0]["content"])
+                for t, r in zip(texts, split_rows, strict=True)
             ]
             record = {"step": step, "split": split, "tasks": len(split_rows),
                       "repaired": verdicts.count("repaired"), "format_errors": verdicts.count("format"),
+                      "copied": verdicts.count("copied"), "invented": verdicts.count("invented"),
                       "model": str(model), "example": texts[0][0][:200]}  # fmt: skip
             with out.open("a") as handle:
                 handle.write(json.dumps(record) + "\n")
             print(f"step {step:5d} {split:18s} repaired {record['repaired']:3d}/{len(split_rows)}"
-                  f"  format errors {record['format_errors']}", flush=True)  # fmt: skip
+                  f"  copied {record['copied']:3d}  invented {record['invented']:3d}  format errors {record['format_errors']}", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
