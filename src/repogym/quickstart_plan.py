@@ -72,8 +72,8 @@ class QuickstartPlan:
     """With `sft_scheduler="warmup_stable_decay"`: the share of SFT steps at the end over which the rate
     decays to 0 (constant before it, so copying still appears as early as with a constant rate)."""
     prompt_style: str = "compact"
-    """The agentless env's `prompt_style`: "compact" (no issue text, the suspicious line last: ~90 prompt
-    tokens of the tiny BPE against ~210, and the line to copy next to the answer) or "full"."""
+    """The agentless env's `prompt_style`: "compact" (no issue text, the suspicious line last: ~150 prompt
+    tokens of the tiny BPE against ~200, and the line to copy next to the answer) or "full"."""
 
     def to_dict(self) -> dict[str, Any]:
         """As JSON reads it back (tuples as lists), so a recorded plan compares equal to its own."""

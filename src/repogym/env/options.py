@@ -47,8 +47,8 @@ class EnvOptions(BaseModel):
     as they should read, one per line (see `repogym.env.lines_answer`), converted to SWE-RL's answer before grading."""
     prompt_style: Literal["full", "compact"] = "full"
     """Agentless window context: 'full' shows the issue, the windows, the suspicious lines, then the answer
-    format; 'compact' leaves the issue out and lists the suspicious lines last (about half the tokens: the
-    form a tiny model learns from, see `repogym.env.context.window_prompt`)."""
+    format; 'compact' leaves the issue out and lists the suspicious lines last (about three quarters of the
+    tokens, the line to copy next to the answer: for tiny models; see `repogym.env.context.window_prompt`)."""
     window_lines: int = Field(default=3, ge=0, le=200)
     """Agentless window context: lines shown either side of each localized line."""
     localize: str = "oracle"
