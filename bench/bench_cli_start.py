@@ -33,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from _common import load_average, machine_line, markdown_table
@@ -94,11 +95,14 @@ def _argv(probe: str, tasks: Path) -> list[str]:
     return []
 
 
-def run_probe(src: str, probe: str, tasks: Path, work: Path, importtime: bool = False) -> tuple[float, str]:
-    """(own CPU seconds, stderr) of one probe in a fresh process."""
+def run_probe(
+    src: str, probe: str, tasks: Path, work: Path, importtime: bool = False
+) -> tuple[float, float, str]:
+    """(own CPU seconds, wall seconds until the process ended, stderr) of one probe in a fresh process."""
     cpu_file = work / "cpu.txt"
     env = {**os.environ, "PYTHONPATH": src, "BENCH_CPU_OUT": str(cpu_file)}
     flags = ["-X", "importtime"] if importtime else []
+    started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, *flags, "-c", _WRAPPER, probe, *_argv(probe, tasks)],
         env=env,
@@ -106,13 +110,14 @@ def run_probe(src: str, probe: str, tasks: Path, work: Path, importtime: bool = 
         text=True,
         timeout=300,
     )
+    wall = time.perf_counter() - started
     if probe == "grade" and json.loads(done.stdout)["outcome"] != "RESOLVED":
         raise SystemExit(
             f"the toy grade did not resolve under {src}: {done.stdout[-500:]} {done.stderr[-2000:]}"
         )
     if probe in ("floor", "help", "grade") and done.returncode != 0:
         raise SystemExit(f"{probe} failed under {src}: {done.stderr[-2000:]}")
-    return float(cpu_file.read_text()), done.stderr
+    return float(cpu_file.read_text()), wall, done.stderr
 
 
 def self_times(stderr: str) -> dict[str, int]:
@@ -123,37 +128,41 @@ def self_times(stderr: str) -> dict[str, int]:
 
 def cpu(args: argparse.Namespace, tasks: Path, work: Path) -> None:
     seconds: dict[tuple[str, str], list[float]] = collections.defaultdict(list)
+    walls: dict[str, list[float]] = collections.defaultdict(list)
     for round_ in range(args.rounds):
         # Trees alternate, and which goes first turns each round, so the load's drift falls on both.
         trees = args.src if round_ % 2 == 0 else args.src[::-1]
         for src in trees:
             for probe in PROBES:
-                seconds[(src, probe)].append(run_probe(src, probe, tasks, work)[0])
+                own, wall, _ = run_probe(src, probe, tasks, work)
+                seconds[(src, probe)].append(own)
+                if probe == "grade":
+                    walls[src].append(wall)
     rows = [
         [
             src,
             *(f"{statistics.median(seconds[(src, p)]):.3f}" for p in PROBES),
             f"{statistics.median(seconds[(src, 'grade')]) - statistics.median(seconds[(src, 'floor')]):.3f}",
+            f"{statistics.median(walls[src]):.3f}",
         ]
         for src in args.src
     ]
-    print(markdown_table(["tree", *(f"{p} CPU s" for p in PROBES), "grade - floor"], rows))
+    print(markdown_table(["tree", *(f"{p} CPU s" for p in PROBES), "grade - floor", "grade wall s"], rows))
     if len(args.src) == 2:
-        # The same round's runs of the two trees are minutes apart at most: a per-round ratio cancels drift.
-        for probe in ("start", "grade"):
-            ratios = [
-                b / a
-                for a, b in zip(seconds[(args.src[0], probe)], seconds[(args.src[1], probe)], strict=True)
-            ]
+        # The same round's runs of the two trees are seconds apart: a per-round ratio cancels the drift.
+        series = {probe: [seconds[(src, probe)] for src in args.src] for probe in ("start", "grade")}
+        series["grade wall"] = [walls[src] for src in args.src]
+        for name, (first, second) in series.items():
+            ratios = [b / a for a, b in zip(first, second, strict=True)]
             print(
-                f"# {probe}: second tree / first, median of the rounds' ratios {statistics.median(ratios):.3f}"
+                f"# {name}: second tree / first, median of the rounds' ratios {statistics.median(ratios):.3f}"
             )
 
 
 def imports(args: argparse.Namespace, tasks: Path, work: Path) -> None:
     for src in args.src:
         runs = [
-            self_times(run_probe(src, "grade", tasks, work, importtime=True)[1]) for _ in range(args.rounds)
+            self_times(run_probe(src, "grade", tasks, work, importtime=True)[2]) for _ in range(args.rounds)
         ]
         modules = sorted(set().union(*runs))
         by_package: collections.Counter[str] = collections.Counter()
