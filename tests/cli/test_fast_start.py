@@ -82,9 +82,10 @@ NOT_ON_THE_GRADE_PATH = (
 
 def test_json_grade_imports_only_what_the_grade_path_needs(toy_task, toy_runtime, tmp_path) -> None:
     """A real `repogym grade TASKS --instance ID --gold --json` of the toy task in a fresh process: it
-    resolves, no module of NOT_ON_THE_GRADE_PATH (nor one under it) was imported, and no thread is left for
-    the exit to wait on (the episode's layer is deleted by a detached process: tests/sandbox/
-    test_detached_deletion.py)."""
+    resolves, no module of NOT_ON_THE_GRADE_PATH (nor one under it) was imported, no thread is left for the
+    exit to wait on (the episode's layer is deleted by a detached process: tests/sandbox/
+    test_detached_deletion.py), and the garbage collector, paused while the process started, ran the
+    command switched on again (what start-up made frozen)."""
     from repogym.dataset import save_tasks
 
     tasks = tmp_path / "tasks.jsonl"
@@ -96,13 +97,13 @@ def test_json_grade_imports_only_what_the_grade_path_needs(toy_task, toy_runtime
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         f"unneeded = {NOT_ON_THE_GRADE_PATH!r}\n"
         "found = sorted(m for m in sys.modules if any(m == u or m.startswith(u + '.') for u in unneeded))\n"
-        "import threading\n"
+        "import gc, threading\n"
         "waited = [t.name for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]\n"
-        "sys.stderr.write(json.dumps([found, waited]))\n"
+        "sys.stderr.write(json.dumps([found, waited, gc.isenabled(), gc.get_freeze_count() > 0]))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert json.loads(done.stdout)["outcome"] == "RESOLVED", done.stdout + done.stderr
-    assert json.loads(done.stderr.strip().splitlines()[-1]) == [[], []], done.stderr
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == [[], [], True, True], done.stderr
 
 
 #: The top-level commands, as scripts call them: none may go missing from `repogym --help`.
