@@ -371,29 +371,33 @@ class EpisodeLayer:
             for path in [trash, *present]:
                 _remove_tree(path)
             return
-        if _detached_deletion:
-            _remove_tree_detached(trash)
+        if _detached_deletion and _remove_tree_detached(trash):
             return
         thread = threading.Thread(target=_remove_tree, args=(trash,), name="repogym-discard")
         thread.start()
         self._deleting = [*(pending for pending in self._deleting if pending.is_alive()), thread]
 
 
-def _remove_tree_detached(path: Path) -> None:
+def _remove_tree_detached(path: Path) -> bool:
+    """Start a detached `rm` of `path`; False when none could be started (the caller deletes it itself)."""
     # A session of its own, so it outlives us and no terminal signal meant for us reaches it. Not root:
     # jailed code may leave folders it cannot enter or empty, which chmod makes writable first (root's rm
     # does not need it). A reset's trash, deleted meanwhile inside a root that close() then discards too,
     # makes two rm's meet on one tree: with -f, what one removed the other skips.
     script = 'exec rm -rf -- "$1"' if is_root() else 'chmod -R u+rwX -- "$1" 2>/dev/null; exec rm -rf -- "$1"'
-    remover = subprocess.Popen(
-        ["sh", "-c", script, "sh", str(path)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    try:
+        remover = subprocess.Popen(
+            ["/bin/sh", "-c", script, "sh", str(path)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:  # no /bin/sh, or no process left to start: delete it the usual way
+        return False
     # Held until they end (poll reaps them), so a long-lived process leaves no zombies behind.
     _removers[:] = [*(other for other in _removers if other.poll() is None), remover]
+    return True
 
 
 _removers: list[subprocess.Popen[bytes]] = []
