@@ -127,10 +127,10 @@ def main() -> None:
     import warnings
 
     global _gc_paused
-    # Start-up (building the app, typer's and pydantic's option models) makes some ten thousand objects that
-    # all live on, and the collector's passes over them (about 40 for `repogym grade`, finding almost no
-    # garbage) cost 10-15 ms of its CPU. Off until the root callback, which runs before every command; frozen
-    # then, so later passes never walk them again.
+    # Start-up (building the app, typer's and pydantic's option models) makes tens of thousands of objects
+    # that all live on, and the collector's passes over them (about 30 for `repogym grade`, finding almost
+    # no garbage) cost 10-15 ms. Off until the root callback, which runs before every command; frozen then,
+    # so later passes never walk them again.
     if gc.isenabled():
         gc.disable()
         _gc_paused = True
