@@ -382,8 +382,10 @@ def _remove_tree_detached(path: Path) -> bool:
     """Start a detached `rm` of `path`; False when none could be started (the caller deletes it itself)."""
     # A session of its own, so it outlives us and no terminal signal meant for us reaches it. Not root:
     # jailed code may leave folders it cannot enter or empty, which chmod makes writable first (root's rm
-    # does not need it). A reset's trash, deleted meanwhile inside a root that close() then discards too,
-    # makes two rm's meet on one tree: with -f, what one removed the other skips.
+    # does not need it). Links the jail planted are never followed: rm removes a link, and chmod -R leaves
+    # alone the links it meets (tests/sandbox/test_detached_deletion.py). A reset's trash, deleted meanwhile
+    # inside a root that close() then discards too, makes two rm's meet on one tree: with -f, what one
+    # removed the other skips.
     script = 'exec rm -rf -- "$1"' if is_root() else 'chmod -R u+rwX -- "$1" 2>/dev/null; exec rm -rf -- "$1"'
     try:
         remover = subprocess.Popen(
