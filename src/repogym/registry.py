@@ -3,7 +3,9 @@
 Each seam (reward functions, policies, sandboxes, log parsers) has one
 `Registry`. Short names are registered with a decorator; any dotted path
 `package.module:attribute` (or `package.module.attribute`) also resolves, so
-users plug in their own code without registering it.
+users plug in their own code without registering it. A short name may also
+stand for a dotted path (`add_path`), imported on first use: a process that
+needs one implementation does not import them all.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class Registry(Generic[T]):
         self.kind = kind
         self._entries: dict[str, T] = {}
         self._aliases: dict[str, str] = {}
+        self._paths: dict[str, str] = {}
+        """Names registered by `add_path`: name -> dotted path (what it resolved to is cached in _entries)."""
 
     def register(self, name: str, *aliases: str) -> Callable[[T], T]:
         """Decorator registering `obj` under `name` (and optional aliases)."""
@@ -50,12 +54,30 @@ class Registry(Generic[T]):
         return decorator
 
     def add(self, name: str, obj: T, *aliases: str) -> None:
-        for key in (name, *aliases):
-            if key in self._entries or key in self._aliases:
-                raise ValueError(f"{self.kind} {key!r} is registered twice")
+        self._claim(name, aliases)
         self._entries[name] = obj
         for alias in aliases:
             self._aliases[alias] = name
+
+    def add_path(self, name: str, path: str, *aliases: str) -> None:
+        """Register `name` as what the dotted `path` names, imported the first time `name` is looked up.
+
+        >>> table = Registry("log parser")
+        >>> table.add_path("base", "os.path:basename")
+        >>> table.names(), "base" in table
+        (['base'], True)
+        >>> table.get("base")("/a/b.py")
+        'b.py'
+        """
+        self._claim(name, aliases)
+        self._paths[name] = path
+        for alias in aliases:
+            self._aliases[alias] = name
+
+    def _claim(self, name: str, aliases: tuple[str, ...]) -> None:
+        for key in (name, *aliases):
+            if key in self._entries or key in self._paths or key in self._aliases:
+                raise ValueError(f"{self.kind} {key!r} is registered twice")
 
     def canonical(self, name: str) -> str:
         """The registered name behind an alias (the name itself otherwise)."""
@@ -66,13 +88,17 @@ class Registry(Generic[T]):
         key = self.canonical(name)
         if key in self._entries:
             return self._entries[key]
+        if key in self._paths:
+            # Kept in _paths too: a thread that looks the name up meanwhile imports the same object.
+            self._entries[key] = _import_dotted(self._paths[key], self.kind)  # type: ignore[assignment]
+            return self._entries[key]
         if ":" in name or ("." in name and not name.startswith(".")):
             try:
                 return _import_dotted(name, self.kind)
             except UnknownNameError as exc:
                 # A dotted name may also be a mistyped short name: list the known ones either way.
                 raise UnknownNameError(f"{exc}; known {self.kind} names: {self._known()}") from exc.__cause__
-        close = difflib.get_close_matches(name, [*self._entries, *self._aliases], n=1)
+        close = difflib.get_close_matches(name, sorted({*self._entries, *self._paths, *self._aliases}), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise UnknownNameError(
             f"unknown {self.kind} {name!r}{hint}; known: {self._known()}; "
@@ -80,13 +106,13 @@ class Registry(Generic[T]):
         )
 
     def _known(self) -> str:
-        return ", ".join(sorted([*self._entries, *self._aliases])) or "(none)"
+        return ", ".join(sorted({*self._entries, *self._paths, *self._aliases})) or "(none)"
 
     def names(self) -> list[str]:
-        return sorted(self._entries)
+        return sorted({*self._entries, *self._paths})
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.canonical(name) in self._entries
+        return isinstance(name, str) and self.canonical(name) in (self._entries.keys() | self._paths.keys())
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())

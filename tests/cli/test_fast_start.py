@@ -1,10 +1,14 @@
 """`repogym COMMAND` imports only the stage that provides COMMAND: the table in repogym.cli must say which
-stage adds which command, and a grade must not import the trainer, the miner or gymnasium."""
+stage adds which command, a grade must not import the trainer, the miner, gymnasium, rich or the log parsers
+its task does not use, and `repogym --help` still lists every command."""
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
+import os
+import re
 import subprocess
 import sys
 
@@ -46,9 +50,42 @@ def test_grade_starts_without_the_other_stages() -> None:
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_json_grade_imports_no_rich(toy_task, toy_runtime, tmp_path) -> None:
-    """`repogym grade --json` into a pipe prints nothing through rich (no console, no spinner): rich is not
-    imported (about 15-25 ms of a grade's start-up)."""
+#: What a `repogym grade --json` of a pytest task has no use for: rich (it prints nothing through it into a
+#: pipe: no console, no spinner; 15-25 ms of start-up), the other stages and their libraries, the log parsers
+#: of other test frameworks (each compiles its patterns at import), and the env-file and config readers.
+NOT_ON_THE_GRADE_PATH = (
+    "rich",
+    "gymnasium",
+    "numpy",
+    "pandas",
+    "torch",
+    "transformers",
+    "datasets",
+    "repogym.agent",
+    "repogym.config",
+    "repogym.data",
+    "repogym.env",
+    "repogym.envfile",
+    "repogym.evaluate",
+    "repogym.mining",
+    "repogym.rollout",
+    "repogym.serve",
+    "repogym.synth",
+    "repogym.train",
+    "repogym.validate",
+    "repogym.grading.parsers.django",
+    "repogym.grading.parsers.sympy",
+    "repogym.grading.parsers.unittest",
+    *(f"repogym.cli.{stage}" for stage in STAGES if stage != "grade_cmd"),
+)
+
+
+def test_json_grade_imports_only_what_the_grade_path_needs(toy_task, toy_runtime, tmp_path) -> None:
+    """A real `repogym grade TASKS --instance ID --gold --json` of the toy task in a fresh process: it
+    resolves, no module of NOT_ON_THE_GRADE_PATH (nor one under it) was imported, no thread is left for the
+    exit to wait on (the episode's layer is deleted by a detached process: tests/sandbox/
+    test_detached_deletion.py), and the garbage collector, paused while the process started, ran the
+    command switched on again (what start-up made frozen)."""
     from repogym.dataset import save_tasks
 
     tasks = tmp_path / "tasks.jsonl"
@@ -58,8 +95,35 @@ def test_json_grade_imports_no_rich(toy_task, toy_runtime, tmp_path) -> None:
         f"sys.argv = ['repogym', 'grade', {str(tasks)!r}, '--instance', {toy_task.instance_id!r}, '--gold', '--json']\n"
         "from repogym.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "sys.stderr.write(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'rich')))\n"
+        f"unneeded = {NOT_ON_THE_GRADE_PATH!r}\n"
+        "found = sorted(m for m in sys.modules if any(m == u or m.startswith(u + '.') for u in unneeded))\n"
+        "import gc, threading\n"
+        "waited = [t.name for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]\n"
+        "sys.stderr.write(json.dumps([found, waited, gc.isenabled(), gc.get_freeze_count() > 0]))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert json.loads(done.stdout)["outcome"] == "RESOLVED", done.stdout + done.stderr
-    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == [[], [], True, True], done.stderr
+
+
+#: The top-level commands, as scripts call them: none may go missing from `repogym --help`.
+COMMANDS = ("tasks", "config", "synth", "quickstart", "samples", "mine", "validate", "scrub", "grade", "play")
+COMMANDS += ("rollout", "serve", "data", "model", "train", "eval", "report", "cache")
+
+
+def test_root_help_lists_every_command_with_its_help_line() -> None:
+    """`python -m repogym --help` in a fresh process (the way a user starts it, not the in-process app) shows
+    each command beside the first paragraph of its own help."""
+    group = typer.main.get_command(app)
+    assert set(group.commands) == set(COMMANDS)
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "repogym", "--help"], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    # Box borders and the wrapping of long help lines removed: one line of words to search in.
+    shown = " ".join(re.sub(r"[\u2500-\u257f]", " ", done.stdout).split())
+    for name in COMMANDS:
+        first_paragraph = inspect.cleandoc(group.commands[name].help or "").split("\n\n")[0]
+        assert first_paragraph, f"{name} has no help text"
+        assert f" {name} {' '.join(first_paragraph.split())}" in shown, (name, done.stdout)

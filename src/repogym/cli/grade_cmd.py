@@ -76,7 +76,10 @@ def grade_command(
         raise RepogymError("give exactly one of --patch FILE, --gold, --empty")
     from repogym.grading.grade import grade
     from repogym.grading.judge import skip_rule_for
+    from repogym.sandbox.workspace import delete_discarded_detached
 
+    # One grade, then this process ends: its exit need not wait while the disk frees the episode's layer.
+    delete_discarded_detached()
     task = tasks.get(instance)
     if gold:
         text = task.patch

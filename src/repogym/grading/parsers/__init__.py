@@ -19,10 +19,11 @@ Every parser fails closed: a run that was killed, timed out, or whose report dis
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from repogym.errors import UnknownNameError
 from repogym.grading.parsers.common import REPORT_ENV, SANDBOX_PLUGIN_DIR
@@ -89,18 +90,38 @@ def get_parser(name: str) -> LogParser:
 
 
 # Registered here rather than in each module, so a parser module never imports this package half-built.
-from repogym.grading.parsers.django import DjangoParser  # noqa: E402
 from repogym.grading.parsers.pytest import PytestParser  # noqa: E402
 from repogym.grading.parsers.swebench_ids import READINGS  # noqa: E402
-from repogym.grading.parsers.sympy import SympyParser  # noqa: E402
-from repogym.grading.parsers.unittest import UnittestParser  # noqa: E402
 
-for _parser in (PytestParser(), UnittestParser(), DjangoParser(), SympyParser()):
-    log_parsers.add(_parser.name, _parser)
+log_parsers.add("pytest", PytestParser())
 # SWE-bench's other pytest-family parsers: the same runner, another reading of its cut test ids.
 for _reading in READINGS:
     if _reading != "pytest":
         log_parsers.add(_reading, PytestParser(name=_reading, reading=_reading))
+# The other frameworks' parsers are imported when a task names them: a grade imports the one it uses
+# (each module compiles its log patterns at import; `repogym grade` start-up, issue 10).
+_LAZY_PARSERS = {
+    "UnittestParser": ("unittest", "repogym.grading.parsers.unittest"),
+    "DjangoParser": ("django", "repogym.grading.parsers.django"),
+    "SympyParser": ("sympy", "repogym.grading.parsers.sympy"),
+}
+for _class_name, (_name, _module) in _LAZY_PARSERS.items():
+    log_parsers.add_path(_name, f"{_module}:{_class_name}")
+
+if TYPE_CHECKING:
+    from repogym.grading.parsers.django import DjangoParser
+    from repogym.grading.parsers.sympy import SympyParser
+    from repogym.grading.parsers.unittest import UnittestParser
+
+
+def __getattr__(name: str) -> Any:
+    """`from repogym.grading.parsers import DjangoParser` (and the other lazily registered classes)."""
+    if name not in _LAZY_PARSERS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY_PARSERS[name][1]), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "REPORT_ENV",
