@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from repogym.files import append_jsonl, read_jsonl_records, write_json
 from repogym.grading.grade import grade
 from repogym.grading.judge import skip_rule_for
 from repogym.grading.report import GradeResult, Outcome, SkipRule
+from repogym.interrupts import as_completed_interruptibly
 from repogym.predictions import Prediction
 
 #: Outcomes that mean the grader could not do its job (as opposed to the patch failing).
@@ -112,14 +113,18 @@ def grade_predictions(
         rule = skip_rule or skip_rule_for(task)
         return grade(task, prediction.model_patch, sandbox=sandbox, repos_dir=repos_dir, skip_rule=rule)
 
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
+    try:
         futures = [pool.submit(_one, p) for p in todo]
-        for future in as_completed(futures):
+        for future in as_completed_interruptibly(futures):
             result = future.result()
             with lock:
                 append_jsonl(partial, result.to_dict())
                 report.results[result.instance_id] = result
             if on_result:
                 on_result(result)
+    finally:
+        # On Ctrl-C, grades not yet started are cancelled (the saved ones resume); running ones finish.
+        pool.shutdown(wait=True, cancel_futures=True)
     write_json(report_path, report.to_dict())
     return report

@@ -13,12 +13,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
 from repogym.agent.policies import Policy
 from repogym.agent.trajectory import AttemptOutcome, Trajectory
 from repogym.errors import ConfigError
+from repogym.interrupts import wait_interruptibly
 from repogym.registry import Registry
 from repogym.rollout.attempt import AttemptSettings, Worker, failed
 from repogym.task import Task
@@ -52,7 +53,7 @@ class LocalExecutor:
                 while queue and len(pending) < 2 * self.jobs:
                     task, attempt = queue.pop()
                     pending.add(pool.submit(self.worker.run, task, attempt))
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                done, pending = wait_interruptibly(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     on_result(future.result())
         finally:

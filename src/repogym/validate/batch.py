@@ -14,7 +14,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from repogym.dataset import coerce_tasks, save_tasks
 from repogym.errors import DatasetError
 from repogym.files import append_jsonl, read_jsonl_records, write_json
+from repogym.interrupts import wait_interruptibly
 from repogym.privacy import ScrubConfig, ScrubResult, scrub_tasks
 from repogym.sandbox.base import Limits
 from repogym.sandbox.cache import cache_dir
@@ -229,7 +230,7 @@ def _run_all(
     executor = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="validate")
     try:
         futures = [executor.submit(one, task) for task in todo]
-        wait(futures)
+        wait_interruptibly(futures)  # Ctrl-C lands in any thread (repogym.interrupts)
         for future in futures:
             future.result()  # re-raise a failure of repogym itself (e.g. the partial file is not writable)
     finally:
