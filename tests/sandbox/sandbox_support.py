@@ -77,3 +77,18 @@ HELLO_FILES = {
     "hello.py": 'def greet():\n    return "hi"\n',
     "tests/test_hello.py": 'import hello\n\n\ndef test_greet():\n    assert hello.greet() == "hi"\n',
 }
+
+
+def plant_undeletable_tree(files_per_folder: int) -> str:
+    """A jailed command that leaves what an episode's deletion must still remove: many files in /tmp,
+    /testbed and the output folder, and folders it has made unreadable (chmod 000) in each; prints "ok"."""
+    return (
+        'python -c "import os\n'
+        "for d in ('/tmp/many', '/testbed/many', '/opt/repogym/out/many'):\n"
+        "    os.makedirs(d)\n"
+        f"    for i in range({files_per_folder}): open(os.path.join(d, str(i)), 'w').close()\n\"; "
+        "mkdir -p /tmp/locked/inner /testbed/locked/inner && "
+        "touch /tmp/locked/inner/f /testbed/locked/inner/f && "
+        "chmod 000 /tmp/locked/inner /tmp/locked /testbed/locked/inner /testbed/locked /opt/repogym/out && "
+        "echo ok"
+    )

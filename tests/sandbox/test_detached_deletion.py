@@ -9,6 +9,7 @@ import threading
 import time
 
 import pytest
+from sandbox_support import plant_undeletable_tree
 
 from repogym.sandbox import workspace
 from repogym.sandbox.base import Limits
@@ -41,14 +42,7 @@ def test_locked_folders_left_by_jailed_code_are_removed_by_the_detached_deleter(
     with toy_runtime.episode() as episode:
         root = episode.layer.root
         result = episode.run(
-            'python -c "import os\n'
-            "for d in ('/tmp/many', '/testbed/many', '/opt/repogym/out/many'):\n"
-            "    os.makedirs(d)\n"
-            "    for i in range(500): open(os.path.join(d, str(i)), 'w').close()\n\"; "
-            "mkdir -p /tmp/locked/inner /testbed/locked/inner && "
-            "touch /tmp/locked/inner/f /testbed/locked/inner/f && "
-            "chmod 000 /tmp/locked/inner /tmp/locked /testbed/locked/inner /testbed/locked /opt/repogym/out && "
-            "echo ok",
+            plant_undeletable_tree(500),
             limits=Limits(wall_s=60),
         )
         assert "ok" in result.output, result.output

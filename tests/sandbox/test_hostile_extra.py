@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from sandbox_support import plant_undeletable_tree
 
 from repogym.sandbox import cgroups
 from repogym.sandbox.base import Limits
@@ -326,14 +327,7 @@ def test_many_files_and_locked_folders_are_removed_on_close(toy_runtime):
     with toy_runtime.episode() as episode:
         root = episode.layer.root
         result = episode.run(
-            'python -c "import os\n'
-            "for d in ('/tmp/many', '/testbed/many', '/opt/repogym/out/many'):\n"
-            "    os.makedirs(d)\n"
-            "    for i in range(3000): open(os.path.join(d, str(i)), 'w').close()\n\"; "
-            "mkdir -p /tmp/locked/inner /testbed/locked/inner && "
-            "touch /tmp/locked/inner/f /testbed/locked/inner/f && "
-            "chmod 000 /tmp/locked/inner /tmp/locked /testbed/locked/inner /testbed/locked /opt/repogym/out && "
-            "echo ok",
+            plant_undeletable_tree(3000),
             limits=Limits(wall_s=60),
         )
         assert "ok" in result.output, result.output
