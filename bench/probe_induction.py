@@ -16,8 +16,25 @@ import math
 from pathlib import Path
 
 
+def source_spans(tokenizer, length: int, rows: int, seed: int) -> list[list[int]]:  # type: ignore[no-untyped-def]
+    """`rows` spans of `length` tokens of the standard library's own source, drawn with `seed`."""
+    import random
+    import sysconfig
+
+    files = sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))
+    chooser = random.Random(seed)
+    spans: list[list[int]] = []
+    while len(spans) < rows:
+        ids = tokenizer(chooser.choice(files).read_text(errors="replace"))["input_ids"]
+        if len(ids) > length:
+            start = chooser.randrange(len(ids) - length)
+            spans.append(ids[start : start + length])
+    return spans
+
+
 def induction_losses(model_dir: Path, length: int, rows: int, seed: int = 0) -> dict[str, float]:
-    """Mean next-token loss (nats) on the first and second copy of `rows` random sequences of `length`."""
+    """Mean next-token loss (nats) on the first and second copy of `rows` sequences of `length` tokens:
+    random tokens, and spans of real source (which the first copy already predicts in part)."""
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -28,8 +45,19 @@ def induction_losses(model_dir: Path, length: int, rows: int, seed: int = 0) -> 
     special = set(tokenizer.all_special_ids)
     ordinary = torch.tensor([i for i in range(len(tokenizer)) if i not in special])
     generator = torch.Generator().manual_seed(seed)
-    half = ordinary[torch.randint(len(ordinary), (rows, length), generator=generator)]
-    ids = torch.cat([half, half], dim=1)
+    random_half = ordinary[torch.randint(len(ordinary), (rows, length), generator=generator)]
+    source_half = torch.tensor(source_spans(tokenizer, length, rows, seed))
+    found = {"chance": round(math.log(len(ordinary)), 3)}
+    for name, half in (("random", random_half), ("source", source_half)):
+        first, second = _copy_losses(model, torch.cat([half, half], dim=1), length)
+        found[f"{name}_first_copy"], found[f"{name}_second_copy"] = round(first, 3), round(second, 3)
+    return found
+
+
+def _copy_losses(model, ids, length: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    import torch
+
+    rows = ids.shape[0]
     with torch.no_grad():
         logits = model(input_ids=ids).logits[:, :-1]
     losses = torch.nn.functional.cross_entropy(
@@ -37,11 +65,7 @@ def induction_losses(model_dir: Path, length: int, rows: int, seed: int = 0) -> 
     ).reshape(rows, -1)
     first = losses[:, : length - 1].mean().item()  # predicting tokens 2..L of the first copy
     second = losses[:, length:].mean().item()  # predicting tokens 2..L of the second copy
-    return {
-        "first_copy": round(first, 3),
-        "second_copy": round(second, 3),
-        "chance": round(math.log(len(ordinary)), 3),
-    }
+    return first, second
 
 
 def main() -> None:
