@@ -10,6 +10,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from repogym.sandbox.base import Limits
 from repogym.task import EnvSpec, Source, Task
 
 
@@ -79,10 +80,10 @@ HELLO_FILES = {
 }
 
 
-def plant_undeletable_tree(files_per_folder: int) -> str:
-    """A jailed command that leaves what an episode's deletion must still remove: many files in /tmp,
-    /testbed and the output folder, and folders it has made unreadable (chmod 000) in each; prints "ok"."""
-    return (
+def plant_undeletable_tree(episode, files_per_folder: int) -> None:  # type: ignore[no-untyped-def]
+    """Run jailed code in `episode` that leaves what its deletion must still remove: many files in /tmp,
+    /testbed and the output folder, and folders it has made unreadable (chmod 000) in each."""
+    result = episode.run(
         'python -c "import os\n'
         "for d in ('/tmp/many', '/testbed/many', '/opt/repogym/out/many'):\n"
         "    os.makedirs(d)\n"
@@ -90,5 +91,7 @@ def plant_undeletable_tree(files_per_folder: int) -> str:
         "mkdir -p /tmp/locked/inner /testbed/locked/inner && "
         "touch /tmp/locked/inner/f /testbed/locked/inner/f && "
         "chmod 000 /tmp/locked/inner /tmp/locked /testbed/locked/inner /testbed/locked /opt/repogym/out && "
-        "echo ok"
+        "echo ok",
+        limits=Limits(wall_s=60),
     )
+    assert "ok" in result.output, result.output
