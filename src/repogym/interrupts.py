@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, FIRST_EXCEPTION, Future, wait
-from typing import Any, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -37,7 +37,7 @@ def wait_interruptibly(
 
 def as_completed_interruptibly(futures: Iterable[Future[T]]) -> Iterator[Future[T]]:
     """`concurrent.futures.as_completed(futures)` that Ctrl-C interrupts within POLL_SECONDS."""
-    pending: set[Future[Any]] = set(futures)
+    pending: set[Future[T]] = set(futures)
     while pending:
         done, pending = wait_interruptibly(pending, return_when=FIRST_COMPLETED)
         yield from done
