@@ -85,11 +85,20 @@ def main() -> None:
         default=30.0,
         help="pretraining budget (wall minutes, cached): 30 gave ~1,750 steps and 4x the held-out repairs of 3",
     )
+    parser.add_argument(
+        "--pretrain-seed",
+        type=int,
+        default=None,
+        help="one pretraining shared by every seed (its seed; cached): the seeds then differ in SFT, GRPO and "
+        "sampling only (default: each seed pretrains its own model)",
+    )
     parser.add_argument("--sft-steps", type=int, default=1200)
     parser.add_argument("--sft-batch", type=int, default=16)
     parser.add_argument("--sft-lr", type=float, default=2e-3)
     parser.add_argument("--sft-scheduler", default="warmup_stable_decay")
-    parser.add_argument("--sft-decay", type=float, default=0.2, help="warmup_stable_decay: share of steps decaying")
+    parser.add_argument(
+        "--sft-decay", type=float, default=0.2, help="warmup_stable_decay: share of steps decaying"
+    )
     parser.add_argument("--grpo-steps", type=int, default=40)
     parser.add_argument("--grpo-generations", type=int, default=8)
     parser.add_argument(
@@ -124,6 +133,7 @@ def main() -> None:
 
     base = dataclasses.replace(
         make_plan(repos=args.repos), synth_per_repo=args.synth_per_repo, pretrain_minutes=args.pretrain_minutes,
+        pretrain_seed=args.pretrain_seed,
         sft_steps=args.sft_steps, sft_batch=args.sft_batch, learning_rate_sft=args.sft_lr, sft_warmup=0.03,
         sft_scheduler=args.sft_scheduler, sft_decay=args.sft_decay,
         grpo_steps=args.grpo_steps, grpo_generations=args.grpo_generations, grpo_batch=args.grpo_batch,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -18,3 +19,31 @@ def test_a_plan_with_tuple_fields_resumes_its_own_folder(tmp_path):
     open_state(tmp_path, plan)  # recorded as JSON (lists); the same plan must still match
     with pytest.raises(ConfigError, match="eval_methods"):
         open_state(tmp_path, dataclasses.replace(plan, eval_methods=("op_swap",)))
+
+
+def test_seeds_sharing_a_pretrain_seed_share_one_cached_pretraining(tmp_path, monkeypatch):
+    """The learning benchmark's three seeds can share one long pretraining: only SFT, GRPO and sampling
+    then differ between them (`--pretrain-seed`)."""
+    import repogym.train.corpus
+    import repogym.train.pretrain
+    from repogym.quickstart_loop import model_stage
+
+    monkeypatch.setenv("REPOGYM_CACHE", str(tmp_path / "cache"))
+    small = Path(
+        repogym.train.corpus.__file__
+    ).parent  # not the whole standard library: seconds, not a minute
+    for module in (repogym.train.corpus, repogym.train.pretrain):
+        real = module.load_corpus
+        monkeypatch.setattr(
+            module, "load_corpus", lambda roots, chars, seed, real=real: real([str(small)], chars, seed)
+        )
+    base = dataclasses.replace(make_plan(fast=True), pretrain_minutes=0.02, pretrain_seed=0)
+    first = model_stage(tmp_path / "seed-0", dataclasses.replace(base, seed=0), bars=False)
+    second = model_stage(tmp_path / "seed-1", dataclasses.replace(base, seed=1), bars=False)
+    assert not first["cached"] and second["cached"] and second["steps"] == first["steps"] > 0
+    weights = [
+        (tmp_path / s / "model" / "pretrained" / "model.safetensors").read_bytes()
+        for s in ("seed-0", "seed-1")
+    ]
+    assert weights[0] == weights[1]
+    assert dataclasses.replace(base, seed=1, pretrain_seed=None).model_seed == 1  # unshared: each its own

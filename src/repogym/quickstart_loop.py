@@ -145,12 +145,12 @@ def model_stage(out: Path, plan: QuickstartPlan, bars: bool) -> dict[str, Any]:
     from repogym.train.pretrain import PretrainConfig, pretrain
 
     start = out / "model" / "init"
-    corpus = load_corpus(None, 2_000_000, plan.seed)
-    init_model(start, size="tiny", seed=plan.seed, tokenizer_texts=corpus.texts, tokenizer_corpus=corpus.describe(),
+    corpus = load_corpus(None, 2_000_000, plan.model_seed)
+    init_model(start, size="tiny", seed=plan.model_seed, tokenizer_texts=corpus.texts, tokenizer_corpus=corpus.describe(),
                max_positions=2048)  # fmt: skip
     config = PretrainConfig(
         model_dir=str(start), out_dir=str(out / "model" / "pretrained"), budget_minutes=plan.pretrain_minutes,
-        seed=plan.seed, max_chars=2_000_000 if plan.fast else 6_000_000,
+        seed=plan.model_seed, max_chars=2_000_000 if plan.fast else 6_000_000,
     )  # fmt: skip
     result = pretrain(config, progress=bars)
     return {"model_dir": result.out_dir, "cached": result.cached, "steps": result.steps,

@@ -48,6 +48,9 @@ class QuickstartPlan:
     median 26 tokens (longest 57 of 300 demonstrations); a SEARCH/REPLACE window answer ~110-120 (median
     112, longest 282), so for that format a cap below ~200 cuts most answers off before `</solution>`."""
     seed: int = 0
+    pretrain_seed: int | None = None
+    """Seed of the model's initial weights and of its pretraining (None: `seed`). Seeds that share it share
+    one cached pretraining, so the seeds of a benchmark can differ only in SFT, GRPO and sampling."""
     learning_rate_sft: float = 1e-3
     learning_rate_grpo: float = 2e-5
     eval_methods: tuple[str, ...] = ()
@@ -74,6 +77,10 @@ class QuickstartPlan:
     prompt_style: str = "compact"
     """The agentless env's `prompt_style`: "compact" (no issue text, the suspicious line last: ~150 prompt
     tokens of the tiny BPE against ~200, and the line to copy next to the answer) or "full"."""
+
+    @property
+    def model_seed(self) -> int:
+        return self.seed if self.pretrain_seed is None else self.pretrain_seed
 
     def to_dict(self) -> dict[str, Any]:
         """As JSON reads it back (tuples as lists), so a recorded plan compares equal to its own."""

@@ -53,3 +53,19 @@ def test_two_cpu_processes_train_sft_together(tmp_path, tiny_model, window_rows)
     assert (out / "model.safetensors").is_file()
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [row["step"] for row in rows if "loss" in row] == [1, 2, 3]  # one writer: rank 0
+
+
+def test_a_finished_run_ends_its_process_group_before_exit(tmp_path):
+    """Gloo's threads outliving the interpreter abort a rank at exit (the CI flake of this file's
+    two-process test): `train sft` / `train rl` end the group while Python is alive."""
+    script = (
+        "import torch.distributed as dist\n"
+        "from repogym.train.launch import end_process_group\n"
+        f"dist.init_process_group('gloo', init_method='file://{tmp_path / 'rendezvous'}', rank=0, world_size=1)\n"
+        "assert dist.is_initialized()\n"
+        "end_process_group()\n"
+        "print('initialized after:', dist.is_initialized())\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "initialized after: False"
