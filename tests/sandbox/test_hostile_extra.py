@@ -194,6 +194,33 @@ def test_process_limit_is_per_episode(toy_runtime):
     assert result.exit_code == 0 and "done" in result.output, result.output
 
 
+@pytest.mark.skipif(not cgroups.available(), reason="no writable pids cgroup: RLIMIT_NPROC is the only limit")
+def test_exiting_processes_of_the_last_command_do_not_shrink_the_next_commands_limit(toy_runtime):
+    """A fork bomb that exits: its processes stay charged to their cgroup for a second or two after the
+    command returned, and a command leased that cgroup straight after could fork fewer than its limit."""
+    forks = (
+        "import os, time\n"
+        "n = 0\n"
+        "for _ in range(40):\n"
+        "    try:\n"
+        "        pid = os.fork()\n"
+        "    except OSError:\n"
+        "        break\n"
+        "    if pid == 0:\n"
+        "        time.sleep(10)\n"
+        "        os._exit(0)\n"
+        "    n += 1\n"
+        "print('forked', n)\n"
+    )
+    limits = Limits(processes=16, wall_s=20)
+    with toy_runtime.episode() as episode:
+        episode.put_file("forks.py", forks)
+        time.sleep(3)  # every slot drained: the first count is the limit's full share
+        counts = [episode.run("python /opt/repogym/in/forks.py", limits=limits).output for _ in range(3)]
+    assert "forked" in counts[0] and 8 <= int(counts[0].split()[-1]) < 16, counts
+    assert counts[1] == counts[2] == counts[0], counts
+
+
 # -- the blob store under the pristine checkout -----------------------------------------------------
 
 

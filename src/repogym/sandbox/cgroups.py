@@ -16,6 +16,13 @@ into the slot's cgroup once, and commands are forked from it: born inside,
 never moved. With cgroup v2 (threads cannot be moved alone) the launcher shell
 joins the cgroup before bwrap starts, and the move is paid per command.
 
+A command's processes stay charged to its slot for a while after the command
+returned: the kernel uncharges a task when it is released, and the tasks of a
+torn-down pid namespace were measured still charged 1-2 s later (`pids.current`
+above the launcher while `tasks` lists only it). A slot is leased again only
+once it has drained; until then a new slot is made, so the next command's limit
+is never eaten by the last one's exiting processes.
+
 Written by hand: the few files a pids cgroup needs do not justify a dependency
 (libcgroup's Python bindings want a system library).
 """
@@ -76,6 +83,14 @@ class Slot:
         if ok:
             return value
         raise value
+
+    def charged(self) -> int:
+        """Tasks charged to the cgroup besides the launcher thread (exiting ones included)."""
+        try:
+            current = int((self.path / "pids.current").read_text())
+        except (OSError, ValueError):
+            return 0
+        return current - (1 if self._thread is not None else 0)
 
     def limit(self, processes: int) -> None:
         (self.path / "pids.max").write_text(str(processes + LAUNCHER_PROCESSES))
@@ -151,8 +166,9 @@ def parent() -> Path | None:
 
 def _take() -> Slot | None:
     with _lock:
-        if _free:
-            return _free.pop()
+        for index in range(len(_free) - 1, -1, -1):
+            if _free[index].charged() <= 0:
+                return _free.pop(index)
     base = parent()
     if base is None:
         return None
