@@ -47,3 +47,20 @@ def test_seeds_sharing_a_pretrain_seed_share_one_cached_pretraining(tmp_path, mo
     ]
     assert weights[0] == weights[1]
     assert dataclasses.replace(base, seed=1, pretrain_seed=None).model_seed == 1  # unshared: each its own
+
+
+def test_a_folder_recorded_before_a_plan_field_was_added_still_resumes(tmp_path):
+    """A field added with a default (here grpo_temperature, pretrain_seed) must not turn every earlier
+    quickstart folder into "made with other settings"."""
+    import json
+
+    plan = make_plan(fast=True)
+    open_state(tmp_path, plan)
+    state_file = next(tmp_path.glob("*.json"))
+    record = json.loads(state_file.read_text())
+    for name in ("grpo_temperature", "pretrain_seed"):
+        del record["stages"]["plan"][name]
+    state_file.write_text(json.dumps(record))
+    open_state(tmp_path, plan)
+    with pytest.raises(ConfigError, match="grpo_temperature"):
+        open_state(tmp_path, dataclasses.replace(plan, grpo_temperature=0.6))

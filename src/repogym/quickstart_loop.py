@@ -32,7 +32,7 @@ from typing import Any
 from repogym.dataset import load_tasks, save_tasks
 from repogym.errors import ConfigError, RepogymError
 from repogym.files import write_json
-from repogym.quickstart_plan import QuickstartPlan
+from repogym.quickstart_plan import QuickstartPlan, plan_defaults
 from repogym.train.flywheel import FlywheelState
 from repogym.train.mutation_demos import shorten_statements
 
@@ -70,6 +70,8 @@ def open_state(out: Path, plan: QuickstartPlan) -> FlywheelState:
     """OUT/quickstart.json; refuses a folder made with other settings (its finished stages would not match)."""
     state = FlywheelState(out / STATE_FILE)
     recorded = state.stages.get("plan")
+    if recorded is not None:
+        recorded = {**plan_defaults(), **recorded}  # a field added since: the default it had before
     if recorded is not None and recorded != plan.to_dict():
         changed = sorted(k for k in plan.to_dict() if recorded.get(k) != plan.to_dict()[k])
         raise ConfigError(
@@ -235,7 +237,7 @@ def grpo_stage(
         "rollout": {"num_candidates": plan.grpo_generations}, "batch_size": plan.grpo_batch,
         "total_steps": plan.grpo_steps, "learning_rate": plan.learning_rate_grpo,
         "grpo": {"max_completion_length": plan.max_reply_tokens, "gradient_checkpointing": False, "report_to": [],
-                 "beta": plan.grpo_beta,
+                 "beta": plan.grpo_beta, "temperature": plan.grpo_temperature,
                  "save_steps": max(2, plan.grpo_steps // 3)},
     })  # fmt: skip
     result = train_rl(config, resume=True, notify=hooks.notify, progress=hooks.bars)

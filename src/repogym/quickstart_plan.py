@@ -11,7 +11,7 @@ every stage still run for real. The prompt is what makes a tiny model learnable 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any
 
 from repogym.errors import ConfigError
@@ -66,6 +66,9 @@ class QuickstartPlan:
     (`constant_with_warmup`) learns it sooner than a decaying one."""
     grpo_beta: float = 0.0
     """KL coefficient of GRPO against the SFT model."""
+    grpo_temperature: float = 1.0
+    """Sampling temperature of GRPO's generations. On 32 training tasks a tiny SFT model resolved 10.9% of
+    its samples at 1.0 against 19.5% at 0.6 (pass@4 21.9% / 31.2%): at 1.0 most groups hold no success."""
     answer_format: str = "lines"
     """The agentless env's `answer_format`: "lines" (the suspicious line rewritten, ~26 tokens of the tiny
     BPE) or "search_replace" (SWE-RL's blocks, ~110 tokens, which the tiny model did not learn to copy in
@@ -89,6 +92,13 @@ class QuickstartPlan:
     @property
     def env_options(self) -> dict[str, Any]:
         return {**WINDOW_OPTIONS, "answer_format": self.answer_format, "prompt_style": self.prompt_style}
+
+
+def plan_defaults() -> dict[str, Any]:
+    """The plan's fields that have defaults, as `to_dict` writes them (the settings of a plan recorded before
+    a field was added)."""
+    defaults = {f.name: f.default for f in fields(QuickstartPlan) if f.default is not MISSING}
+    return json.loads(json.dumps(defaults))
 
 
 def make_plan(fast: bool = False, budget_minutes: float | None = None, repos: int | None = None,
