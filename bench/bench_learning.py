@@ -166,7 +166,7 @@ def main() -> None:
     if args.report:
         from repogym.evaluate.report import build_report
 
-        folders = sorted(work.glob("seed-*"))
+        folders = sorted(f for f in work.glob("seed-*") if f.is_dir())  # not the seeds' logs beside them
         for folder in folders:
             if (folder / "result.json").is_file():
                 results["seeds"][folder.name] = json.loads((folder / "result.json").read_text())

@@ -174,3 +174,26 @@ def test_a_plain_rollout_folder_fills_the_viewer_and_the_rest_says_what_is_missi
     assert "toy__calc-1</b> attempt 0" in html and "toy__calc-2</b> attempt 0" in html  # first attempts first
     for missing in ("No training run", "No eval folder", "No funnel file", "No per-task results"):
         assert missing in html
+
+
+def test_seeds_sharing_a_stage_are_all_drawn_not_only_the_first():
+    """Three seeds' "sft heldout" evals: the bar is their mean with their range, not the first seed's
+    figure shown as if it were the result (the learning benchmark's report did that)."""
+    from repogym.evaluate.report.build import stage_bars
+    from repogym.evaluate.report.collect import EvalRun
+
+    def run(seed: int, value: float, stage: str = "sft") -> EvalRun:
+        summary = {
+            "stage": stage,
+            "split": "heldout",
+            "pass@1": value,
+            "intervals": {"pass@1": [value / 2, value]},
+        }
+        return EvalRun(Path(f"seed-{seed}") / "eval" / stage, summary, f"{stage} heldout")
+
+    bars = stage_bars([run(0, 0.195), run(1, 0.390), run(2, 0.293), run(0, 0.0, "baseline")])
+    sft = bars[("heldout", "sft")]
+    assert sft.value == pytest.approx((0.195 + 0.390 + 0.293) / 3)
+    assert (sft.low, sft.high) == (0.195, 0.390) and sft.points == [0.195, 0.390, 0.293]
+    alone = bars[("heldout", "baseline")]
+    assert (alone.value, alone.low, alone.high) == (0.0, 0.0, 0.0)  # one run: its own bootstrap interval

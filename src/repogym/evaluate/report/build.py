@@ -23,6 +23,7 @@ from repogym.evaluate.report.collect import EvalRun, ReportInputs, collect
 from repogym.evaluate.report.funnels import funnel_view
 from repogym.evaluate.report.plots import (
     Plot,
+    StageBar,
     before_after_plot,
     curve_plot,
     funnel_plot,
@@ -133,7 +134,6 @@ def _before_after_section(inputs: ReportInputs, result: ReportResult) -> dict[st
     stages = list(dict.fromkeys(run.stage for run in runs))
     splits = list(dict.fromkeys(run.split for run in runs))
     cells: dict[tuple[str, str], str] = {}
-    bars: dict[tuple[str, str], tuple[float, float, float]] = {}
     for run in runs:
         key = (run.split, run.stage)
         text = _interval_text(run.summary, "pass@1")
@@ -141,13 +141,31 @@ def _before_after_section(inputs: ReportInputs, result: ReportResult) -> dict[st
         if top:
             text += f" · {top} {_interval_text(run.summary, top)}"
         cells[key] = f"{cells[key]} | {text}" if key in cells else text
-        try:
-            low, high = run.summary["intervals"]["pass@1"]
-            bars.setdefault(key, (float(run.summary["pass@1"]), float(low), float(high)))
-        except (KeyError, TypeError, ValueError):
-            pass
+    bars = stage_bars(runs)
     plot = _embed(before_after_plot(splits, stages, bars), result) if bars else None
     return {"stages": stages, "splits": splits, "cells": cells, "plot": plot}
+
+
+def stage_bars(runs: list[EvalRun]) -> dict[tuple[str, str], StageBar]:
+    """Per (split, stage): one run's pass@1 and its bootstrap interval, or, where several runs (seeds) share
+    the cell, their mean with the range across them, every run's value kept as a point."""
+    values: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
+    for run in runs:
+        try:
+            low, high = run.summary["intervals"]["pass@1"]
+            values.setdefault((run.split, run.stage), []).append(
+                (float(run.summary["pass@1"]), float(low), float(high))
+            )
+        except (KeyError, TypeError, ValueError):
+            continue
+    bars = {}
+    for key, found in values.items():
+        points = [value for value, _, _ in found]
+        if len(found) == 1:
+            bars[key] = StageBar(points[0], found[0][1], found[0][2], points)
+        else:
+            bars[key] = StageBar(sum(points) / len(points), min(points), max(points), points)
+    return bars
 
 
 def _eval_details(run: EvalRun) -> dict[str, Any]:

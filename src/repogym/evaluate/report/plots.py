@@ -113,28 +113,51 @@ def curve_plot(name: str, title: str, series: dict[str, tuple[list[float], list[
     return Plot(name, title, _png(figure))
 
 
+@dataclass(frozen=True)
+class StageBar:
+    """One bar of the before/after plot: `value` with an error bar from `low` to `high`, and the runs'
+    own values (one run: the bootstrap interval; several: their mean and range)."""
+
+    value: float
+    low: float
+    high: float
+    points: list[float]
+
+
 def before_after_plot(
-    splits: Sequence[str], stages: Sequence[str], cells: dict[tuple[str, str], tuple[float, float, float]]
+    splits: Sequence[str], stages: Sequence[str], cells: dict[tuple[str, str], StageBar]
 ) -> Plot:
-    """Grouped bars: per split, one bar per stage (pass@1), with its 95% interval as an error bar."""
+    """Grouped bars: per split, one bar per stage (pass@1) with its error bar; where several runs (seeds)
+    share a bar, it is their mean, the error bar their range, and each run a dot."""
     figure = Figure(figsize=(6.4, 3.4))
     axes = figure.add_subplot()
     width = 0.8 / max(1, len(stages))
+    several = max((len(bar.points) for bar in cells.values()), default=1)
     for i, stage in enumerate(stages):
         xs, heights, low_err, high_err = [], [], [], []
         for j, split in enumerate(splits):
             if (split, stage) in cells:
-                value, low, high = cells[(split, stage)]
-                xs.append(j + (i - (len(stages) - 1) / 2) * width)
-                heights.append(value * 100)
-                low_err.append(max(0.0, (value - low) * 100))
-                high_err.append(max(0.0, (high - value) * 100))
+                bar = cells[(split, stage)]
+                x = j + (i - (len(stages) - 1) / 2) * width
+                xs.append(x)
+                heights.append(bar.value * 100)
+                low_err.append(max(0.0, (bar.value - bar.low) * 100))
+                high_err.append(max(0.0, (bar.high - bar.value) * 100))
+                if len(bar.points) > 1:
+                    axes.scatter(
+                        [x] * len(bar.points), [p * 100 for p in bar.points], s=10, color="black", zorder=3
+                    )
         if xs:
             axes.bar(xs, heights, width * 0.9, yerr=[low_err, high_err], capsize=3, label=stage)
     axes.set_xticks(range(len(splits)), list(splits), fontsize=8)
     axes.set_ylabel("pass@1 (%)")
     axes.set_ylim(0, 118)  # headroom for the legend above full bars
-    axes.set_title("resolve rate per split and stage (95% bootstrap interval)", fontsize=10)
+    title = (
+        f"resolve rate per split and stage: mean of {several} runs (dots), range across them"
+        if several > 1
+        else "resolve rate per split and stage (95% bootstrap interval)"
+    )
+    axes.set_title(title, fontsize=10 if several == 1 else 9)
     axes.legend(fontsize=8, loc="upper center", ncol=min(len(stages), 5), frameon=False)
     axes.grid(axis="y", alpha=0.3)
     figure.tight_layout()
