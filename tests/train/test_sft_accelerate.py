@@ -57,7 +57,7 @@ def test_two_cpu_processes_train_sft_together(tmp_path, tiny_model, window_rows)
 
 def test_a_finished_run_ends_its_process_group_before_exit(tmp_path):
     """Gloo's threads outliving the interpreter abort a rank at exit (the CI flake of this file's
-    two-process test): `train sft` / `train rl` end the group while Python is alive."""
+    two-process test): the CLI ends the group on the way out, while Python is alive."""
     script = (
         "import torch.distributed as dist\n"
         "from repogym.train.launch import end_process_group\n"

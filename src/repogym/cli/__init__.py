@@ -144,3 +144,8 @@ def main() -> None:
 
         print_error(exc)
         sys.exit(2)
+    finally:
+        if "torch.distributed" in sys.modules:  # only then can a command have made a process group
+            from repogym.train.launch import end_process_group
+
+            end_process_group()  # any command that trained under accelerate launch / torchrun

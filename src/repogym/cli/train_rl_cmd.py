@@ -41,14 +41,12 @@ def rl_command(
     """
     from repogym.config import load_config
     from repogym.train.grpo import train_rl
-    from repogym.train.launch import end_process_group
 
     run = load_config(config, overrides or [])
     with contextlib.redirect_stdout(
         sys.stderr
     ):  # transformers prints its logs; stdout keeps the summary only
         result = train_rl(run, resume=resume, notify=lambda line: err_console.print(line, soft_wrap=True))
-    end_process_group()
     summary = rl_summary(result.metrics, result.global_step, result.resumed_from, str(result.output_dir))
     if json_out:
         print_json(summary)

@@ -36,13 +36,11 @@ def sft_command(
 
     Example: repogym train sft examples/sft.yaml base_model=/tmp/tiny data=sft.jsonl output_dir=/tmp/sft max_steps=20
     """
-    from repogym.train.launch import end_process_group
     from repogym.train.sft import run_sft
     from repogym.train.sft_config import load_sft_config
 
     run_config = load_sft_config(config, overrides or [])
     summary = run_sft(run_config, resume=resume)
-    end_process_group()
     if int(os.environ.get("RANK", "0")) != 0:
         return  # under accelerate launch, the main process reports
     if json_out:
