@@ -29,9 +29,8 @@ def test_seeds_sharing_a_pretrain_seed_share_one_cached_pretraining(tmp_path, mo
     from repogym.quickstart_loop import model_stage
 
     monkeypatch.setenv("REPOGYM_CACHE", str(tmp_path / "cache"))
-    small = Path(
-        repogym.train.corpus.__file__
-    ).parent  # not the whole standard library: seconds, not a minute
+    # repogym's own train package, not the whole standard library: seconds, not a minute.
+    small = Path(repogym.train.corpus.__file__).parent
     for module in (repogym.train.corpus, repogym.train.pretrain):
         real = module.load_corpus
         monkeypatch.setattr(

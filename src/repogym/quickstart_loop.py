@@ -70,15 +70,16 @@ def open_state(out: Path, plan: QuickstartPlan) -> FlywheelState:
     """OUT/quickstart.json; refuses a folder made with other settings (its finished stages would not match)."""
     state = FlywheelState(out / STATE_FILE)
     recorded = state.stages.get("plan")
+    current = plan.to_dict()
     if recorded is not None:
         recorded = {**plan_defaults(), **recorded}  # a field added since: the default it had before
-    if recorded is not None and recorded != plan.to_dict():
-        changed = sorted(k for k in plan.to_dict() if recorded.get(k) != plan.to_dict()[k])
+    if recorded is not None and recorded != current:
+        changed = sorted(k for k in current if recorded.get(k) != current[k])
         raise ConfigError(
             f"--out {out}: made by a quickstart with other settings ({', '.join(changed)} differ); rerun with "
             f"the same options to resume, or give a new --out"
         )
-    state.run("plan", plan.to_dict, lambda _: None)
+    state.run("plan", lambda: current, lambda _: None)
     return state
 
 
