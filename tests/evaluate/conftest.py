@@ -5,9 +5,10 @@
   fixes toy__calc-1 only and, on toy__calc-2, writes hostile HTML/JS into its reply, a tool call and
   its diff), `sft` and `sft-again` (scripted:gold, twice: identical runs).
 - `report_inputs`: those folders plus a real mining funnel (`repogym mine --funnel` on a generated
-  sample library), a real validation funnel (`repogym validate` on the toy tasks), a synth funnel
-  and metrics.jsonl files in the documented formats (fixtures: `repogym synth` and `repogym train`
-  are not on main yet; train/metrics.py's row format: `step`, `wall_s` plus what the trainer logged).
+  sample library), a real validation funnel (`repogym validate` on the toy tasks), a real synth
+  funnel (`repogym synth` on the same library) and metrics.jsonl files in train/metrics.py's row
+  format (`step`, `wall_s` plus what the trainer logged; the trainers' own runs are tested in
+  tests/train).
 """
 
 from __future__ import annotations
@@ -113,11 +114,9 @@ def report_inputs(tmp_path_factory: pytest.TempPathFactory, eval_world: EvalWorl
     )
     assert result.exit_code == 0, result.output
     synth = work / "synth"
-    synth.mkdir()
-    (synth / "synth.funnel.json").write_text(json.dumps({
-        "kind": "synth", "steps": [{"name": "functions scanned", "count": 12}, {"name": "mutations applied", "count": 30},
-                                   {"name": "tests fail after mutation", "count": 9}, {"name": "validated", "count": 7}],
-    }))  # fmt: skip
+    synthed = cli("synth", str(repo.path), "--out", str(synth / "candidates.jsonl"), "--seed", "0",
+                  "--methods", "op_change,op_swap,const_off_by_one", "--per-function", "1", "--max", "4")  # fmt: skip
+    assert synthed.exit_code == 0, synthed.output
     train = work / "train"
     _write_metrics(train / "sft", [
         {"step": s, "wall_s": 0.13 * s, "loss": 2.5 * math.exp(-s / 8) + 0.2, "grad_norm": 1.0 / s,

@@ -54,7 +54,9 @@ def test_every_section_is_filled_from_the_run_folders(report_page):
         "train/sft: loss" in html and "train/grpo: reward" in html and "train/grpo: completion length" in html
     )
     assert "mining funnel" in html and "validation funnel" in html and "synth funnel" in html
-    assert "commits scanned" in html and "candidates in" in html and "mutations applied" in html
+    assert "commits scanned" in html and "candidates in" in html
+    synth = html.split("<h3>synth funnel: ")[1].split("</table>")[0]  # what `repogym synth` wrote, drawn
+    assert "sites in covered functions" in synth and "within --max" in synth and "written" in synth
     # before/after: one split (toy), two stages in training order
     table = html.split('<table class="before-after">')[1].split("</table>")[0]
     assert table.index("baseline") < table.index("sft") and "50.0% [0.0%, 100.0%]" in table
@@ -125,6 +127,27 @@ def test_funnel_views_read_odd_files_defensively(tmp_path):
     )
     assert generic.kind == "synth" and [(r.label, r.count) for r in generic.rows] == [
         ("tasks", 5), ("by_method.op_swap", 3), ("by_method.off_by_one", 2)]  # fmt: skip
+
+
+def test_the_synth_funnel_repogym_synth_writes_is_drawn_summed_over_repositories(tmp_path):
+    columns = ("sites", "uncovered", "not_drawn", "over_max", "written")
+
+    def record(repo, swap, change):
+        return {"repo": repo, "written": swap[-1] + change[-1], "by_method": {
+            "op_swap": dict(zip(columns, swap, strict=True)), "op_change": dict(zip(columns, change, strict=True))}}  # fmt: skip
+
+    data = [
+        record("acme/b", (10, 1, 2, 0, 7), (4, 0, 0, 1, 3)),
+        record("acme/a", (6, 0, 1, 0, 5), (0, 0, 0, 0, 0)),
+    ]
+    view = funnel_view(FunnelFile(tmp_path / "c.jsonl.funnel.json", "c.jsonl.funnel.json", data))
+    assert view.kind == "synth" and [(r.label, r.count, r.note) for r in view.rows] == [
+        ("sites in covered functions of 2 repositories", 20, ""),
+        ("on a line a passing test runs", 19, "dropped 1 (op_swap 1)"),
+        ("drawn (per-function limit)", 16, "dropped 3 (op_swap 3)"),
+        ("within --max", 15, "dropped 1 (op_change 1)"),
+        ("written", 15, ""),
+    ]
 
 
 def test_training_columns_fall_into_families():

@@ -6,9 +6,13 @@ Known shapes (read defensively: a missing or odd field drops a row, never the re
   `written`; rows are what is left after each step.
 - validation (`repogym validate`, OUT.funnel.json): `candidates`, `stages[{label, in, out,
   dropped[{reason, count}]}]`, `written`.
-- anything else (synth's funnel, future stages): a `steps` or `stages` list of objects with a
-  name/label and a count/out/left/written number, else the top-level numbers (and numbers one
-  level down, as `group.key`) in file order.
+- synth (`repogym synth`, OUT.funnel.json): a list with one object per repository, each with
+  `by_method{method: {sites, uncovered, not_drawn, no_change, does_not_compile, duplicate, over_max,
+  written}}` (`repogym.synth.funnel`); rows are what is left after each drop, summed over the
+  repositories and methods, with each method's share of a drop as its note.
+- anything else (future stages): a `steps` or `stages` list of objects with a name/label and a
+  count/out/left/written number, else the top-level numbers (and numbers one level down, as
+  `group.key`) in file order.
 """
 
 from __future__ import annotations
@@ -48,6 +52,9 @@ def _int(value: Any) -> int | None:
 def funnel_view(funnel: FunnelFile) -> FunnelView | None:
     """The rows of a funnel file, or None when it has no counts at all."""
     data = funnel.data
+    if isinstance(data, list):
+        rows = _synth_rows(data)
+        return FunnelView(f"synth funnel: {funnel.label}", "synth", tuple(rows)) if rows else None
     if not isinstance(data, dict):
         return None
     kind = _kind(funnel, data)
@@ -86,6 +93,50 @@ def _mining_rows(data: dict[str, Any]) -> list[FunnelRow]:
     written = _int(data.get("written"))
     if written is not None:
         rows.append(FunnelRow("written", written))
+    return rows
+
+
+#: synth's drop columns in the order its funnel places a site (repogym.synth.funnel), each with the row
+#: label of what is left after it.
+_SYNTH_STEPS = (
+    ("uncovered", "on a line a passing test runs"),
+    ("not_drawn", "drawn (per-function limit)"),
+    ("no_change", "changes the program"),
+    ("does_not_compile", "compiles"),
+    ("duplicate", "not a duplicate"),
+    ("over_max", "within --max"),
+)
+
+
+def _synth_rows(records: list[Any]) -> list[FunnelRow]:
+    totals: dict[str, dict[str, int]] = {}  # column -> method -> count, over every repository
+    repos = 0
+    for record in records:
+        if not isinstance(record, dict) or not isinstance(record.get("by_method"), dict):
+            continue
+        repos += 1
+        for method, counts in record["by_method"].items():
+            for column in ("sites", *(c for c, _ in _SYNTH_STEPS), "written"):
+                count = _int(counts.get(column)) if isinstance(counts, dict) else None
+                if count:
+                    by_method = totals.setdefault(column, {})
+                    by_method[str(method)] = by_method.get(str(method), 0) + count
+    if not repos:
+        return []
+
+    def shares(column: str) -> str:
+        ranked = sorted(totals.get(column, {}).items(), key=lambda item: (-item[1], item[0]))
+        return ", ".join(f"{method} {count}" for method, count in ranked)
+
+    left = sum(totals.get("sites", {}).values())
+    where = "1 repository" if repos == 1 else f"{repos} repositories"
+    rows = [FunnelRow(f"sites in covered functions of {where}", left)]
+    for column, label in _SYNTH_STEPS:
+        dropped = sum(totals.get(column, {}).values())
+        if dropped:
+            left -= dropped
+            rows.append(FunnelRow(label, left, f"dropped {dropped} ({shares(column)})"))
+    rows.append(FunnelRow("written", sum(totals.get("written", {}).values())))
     return rows
 
 
