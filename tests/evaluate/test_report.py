@@ -220,3 +220,11 @@ def test_seeds_sharing_a_stage_are_all_drawn_not_only_the_first():
     assert (sft.low, sft.high) == (0.195, 0.390) and sft.points == [0.195, 0.390, 0.293]
     alone = bars[("heldout", "baseline")]
     assert (alone.value, alone.low, alone.high) == (0.0, 0.0, 0.0)  # one run: its own bootstrap interval
+
+    from repogym.evaluate.report.build import ReportResult, _before_after_section
+    from repogym.evaluate.report.collect import ReportInputs
+
+    runs = [run(0, 0.195), run(1, 0.390), run(2, 0.293), run(0, 0.0, "baseline")]
+    cells = _before_after_section(ReportInputs(evals=runs), ReportResult(Path("r.html"), Path("p")))["cells"]
+    assert cells[("heldout", "sft")].startswith("mean 29.3% of 3 runs: 19.5%")  # the table says it too
+    assert cells[("heldout", "baseline")].startswith("0.0%")

@@ -133,15 +133,18 @@ def _before_after_section(inputs: ReportInputs, result: ReportResult) -> dict[st
         return None
     stages = list(dict.fromkeys(run.stage for run in runs))
     splits = list(dict.fromkeys(run.split for run in runs))
-    cells: dict[tuple[str, str], str] = {}
+    texts: dict[tuple[str, str], list[str]] = {}
     for run in runs:
-        key = (run.split, run.stage)
         text = _interval_text(run.summary, "pass@1")
         top = _top_k(run.summary)
         if top:
             text += f" · {top} {_interval_text(run.summary, top)}"
-        cells[key] = f"{cells[key]} | {text}" if key in cells else text
+        texts.setdefault((run.split, run.stage), []).append(text)
     bars = stage_bars(runs)
+    cells = {}
+    for key, found in texts.items():  # several runs (seeds) of a cell: their mean first, then each run
+        mean = f"mean {bars[key].value:.1%} of {len(found)} runs: " if len(found) > 1 and key in bars else ""
+        cells[key] = mean + " | ".join(found)
     plot = _embed(before_after_plot(splits, stages, bars), result) if bars else None
     return {"stages": stages, "splits": splits, "cells": cells, "plot": plot}
 
