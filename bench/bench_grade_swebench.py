@@ -18,7 +18,10 @@ repogym's re-implementation of them.
 - ``cli``: ``repogym grade TASKS --instance ID --gold`` in a fresh process (start-up included);
 - ``grade``: `repogym.grading.grade.grade` in this process (runtime prepared from the cache each time);
 - ``bare``: a bare harness as SWE-bench's eval script does it: a fresh episode of the same environment and one
-  jailed command, ``git apply`` the patch and the test patch, then the test command on the test patch's files.
+  jailed command, ``git apply`` the patch and the test patch, then the test command on the test patch's files;
+- ``batch`` (after the per-instance rounds): ``repogym grade TASKS --predictions GOLD.jsonl`` in one fresh process
+  over every chosen instance's gold patch, as SWE-bench's harness grades a predictions file, against the sum of
+  the same instances' bare runs back to back, each round.
 
     nice -n 10 .venv/bin/python bench/bench_grade_swebench.py verdicts --lite LITE.json --preds PREDS.jsonl \\
         --repos-dir REPOS --out bench-results/swebench.jsonl [--repo sympy/sympy] [--only ID,...] \\
@@ -280,6 +283,26 @@ def cli(tasks_file: Path, task: Task, repos_dir: str) -> tuple[float, float]:
     return elapsed, elapsed - json.loads(done.stdout)["timings"].get("tests_s", 0.0)
 
 
+def cli_batch(tasks_file: Path, tasks: list[Task], repos_dir: str) -> float:
+    """Wall seconds of `repogym grade TASKS --predictions GOLD --out REPORT` over `tasks` in a new process."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-batch-"))
+    preds = folder / "gold.jsonl"
+    preds.write_text("".join(json.dumps({"instance_id": t.instance_id, "model_name_or_path": "gold",
+                                         "model_patch": t.patch}) + "\n" for t in tasks))  # fmt: skip
+    started = time.perf_counter()
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("repogym")), "grade", str(tasks_file), "--predictions", str(preds),
+         "--out", str(folder / "report.json"), "--repos-dir", repos_dir],
+        capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"},
+    )
+    elapsed = time.perf_counter() - started
+    resolved = json.loads((folder / "report.json").read_text())["resolved_ids"] if done.returncode == 0 else []
+    if sorted(resolved) != sorted(t.instance_id for t in tasks):
+        raise SystemExit(f"repogym grade --predictions does not resolve every gold patch: {done.stdout[-1500:]}"
+                         f"{done.stderr[-1500:]}")  # fmt: skip
+    return elapsed
+
+
 def library(task: Task, repos_dir: str) -> tuple[float, float]:
     """(wall seconds, seconds outside the jailed test run) of `grade(task, gold)` in this process."""
     started = time.perf_counter()
@@ -327,6 +350,19 @@ def speed(args: argparse.Namespace) -> None:
     print(markdown_table(["instance", "rounds", "bare s", "grade s", "cli s", "grade / bare", "cli / bare",
                           "grade outside tests s", "cli outside tests s", "grade / bare, paired",
                           "cli / bare, paired"], rows))
+    if len(tasks) > 1:
+        runtimes = {t.instance_id: TaskRuntime.create(t, "bwrap", args.repos_dir).prepare() for t in tasks}
+        batches, bares = [], []
+        for round_ in range(args.rounds):  # alternate which goes first
+            for name in ("batch", "bare") if round_ % 2 == 0 else ("bare", "batch"):
+                if name == "batch":
+                    batches.append(cli_batch(tasks_file, tasks, args.repos_dir))
+                else:
+                    bares.append(sum(bare(t, runtimes[t.instance_id]) for t in tasks))
+        paired = statistics.median(a / b for a, b in zip(batches, bares, strict=True))
+        print(markdown_table(["instances", "rounds", "bare, summed s", "cli batch s", "cli batch / bare, paired"],
+                             [[len(tasks), args.rounds, f"{statistics.median(bares):.2f}",
+                               f"{statistics.median(batches):.2f}", f"{paired:.3f}"]]))  # fmt: skip
     print(f"# load at the end {load_average()}")
 
 
