@@ -8,6 +8,10 @@ from typing import Any
 
 import pytest
 
+from repogym.cli.openmp import wait_passively
+
+wait_passively()  # as the CLI does, before any test imports torch: two workers' trainers share 2 cores
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO_ROOT / "examples"
 

@@ -135,6 +135,9 @@ def main() -> None:
         gc.disable()
         _gc_paused = True
     warnings.formatwarning = _one_line_warning  # a CLI user needs the message, not our source line
+    from repogym.cli.openmp import wait_passively
+
+    wait_passively()  # before any command imports torch: its OpenMP threads must not spin on a busy machine
     known = {name for commands in STAGES.values() for name in commands}
     command = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in known else None
     try:
