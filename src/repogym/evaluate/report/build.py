@@ -143,7 +143,8 @@ def _before_after_section(inputs: ReportInputs, result: ReportResult) -> dict[st
     bars = stage_bars(runs)
     cells = {}
     for key, found in texts.items():  # several runs (seeds) of a cell: their mean first, then each run
-        mean = f"mean {bars[key].value:.1%} of {len(found)} runs: " if len(found) > 1 and key in bars else ""
+        bar = bars.get(key)
+        mean = f"mean {bar.value:.1%} of {len(bar.points)} runs: " if bar and len(bar.points) > 1 else ""
         cells[key] = mean + " | ".join(found)
     plot = _embed(before_after_plot(splits, stages, bars), result) if bars else None
     return {"stages": stages, "splits": splits, "cells": cells, "plot": plot}
