@@ -190,7 +190,8 @@ def summarise(tasks: list[Task], done: dict[tuple[str, str], dict], predictions:
 
 def load_swebench_parsers(harness: Path) -> dict:
     """SWE-bench's MAP_REPO_TO_PARSER_PY, loaded from its log_parsers/python.py as published (a copy under
-    `harness`, never vendored here), with the two names it imports from the rest of SWE-bench stubbed."""
+    `harness`, never vendored here), with the two names it imports from the rest of SWE-bench stubbed
+    (`TestSpec` from harness/test_spec/test_spec.py before 2026, from swebench/types.py since)."""
     import enum
     import types
 
@@ -204,7 +205,8 @@ def load_swebench_parsers(harness: Path) -> dict:
     for name, attrs in (("swebench", {}), ("swebench.harness", {}),
                         ("swebench.harness.constants", {"TestStatus": TestStatus}),
                         ("swebench.harness.test_spec", {}),
-                        ("swebench.harness.test_spec.test_spec", {"TestSpec": object})):
+                        ("swebench.harness.test_spec.test_spec", {"TestSpec": object}),
+                        ("swebench.types", {"TestSpec": object})):
         module = sys.modules.setdefault(name, types.ModuleType(name))
         module.__dict__.update(attrs)
     namespace: dict = {}
