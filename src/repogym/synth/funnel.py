@@ -15,7 +15,8 @@ from rich.table import Table
 
 from repogym.errors import RepogymError
 
-_COLUMNS = (
+#: A method's counts in the order the funnel places a site: found, each way it drops out, written.
+COLUMNS = (
     "sites",
     "uncovered",
     "not_drawn",
@@ -66,7 +67,7 @@ class MethodYield:
             )
 
     def to_dict(self) -> dict[str, int]:
-        return {name: getattr(self, name) for name in _COLUMNS}
+        return {name: getattr(self, name) for name in COLUMNS}
 
 
 @dataclass(frozen=True)
@@ -113,10 +114,10 @@ class SynthFunnel:
         )
         table = Table(title=escape(title))
         table.add_column("method", no_wrap=True)
-        for name in _COLUMNS:
+        for name in COLUMNS:
             table.add_column(_SHORT.get(name, name), justify="right")
         for row in self.methods:
-            table.add_row(row.method, *(str(getattr(row, name)) for name in _COLUMNS))
-        totals = [sum(getattr(m, name) for m in self.methods) for name in _COLUMNS]
+            table.add_row(row.method, *(str(getattr(row, name)) for name in COLUMNS))
+        totals = [sum(getattr(m, name) for m in self.methods) for name in COLUMNS]
         table.add_row("[bold]total[/]", *(f"[bold]{value}[/]" for value in totals))
         return table

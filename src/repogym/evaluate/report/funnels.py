@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from repogym.evaluate.report.collect import FunnelFile
+from repogym.synth.funnel import COLUMNS as SYNTH_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -96,16 +97,16 @@ def _mining_rows(data: dict[str, Any]) -> list[FunnelRow]:
     return rows
 
 
-#: synth's drop columns in the order its funnel places a site (repogym.synth.funnel), each with the row
-#: label of what is left after it.
-_SYNTH_STEPS = (
-    ("uncovered", "on a line a passing test runs"),
-    ("not_drawn", "drawn (per-function limit)"),
-    ("no_change", "changes the program"),
-    ("does_not_compile", "compiles"),
-    ("duplicate", "not a duplicate"),
-    ("over_max", "within --max"),
-)
+#: The row label of what is left after each of synth's drops (repogym.synth.funnel.COLUMNS between
+#: "sites" and "written", in its order); a drop added there without a label here shows by its name.
+_SYNTH_LEFT = {
+    "uncovered": "on a line a passing test runs",
+    "not_drawn": "drawn (per-function limit)",
+    "no_change": "changes the program",
+    "does_not_compile": "compiles",
+    "duplicate": "not a duplicate",
+    "over_max": "within --max",
+}
 
 
 def _synth_rows(records: list[Any]) -> list[FunnelRow]:
@@ -116,7 +117,7 @@ def _synth_rows(records: list[Any]) -> list[FunnelRow]:
             continue
         repos += 1
         for method, counts in record["by_method"].items():
-            for column in ("sites", *(c for c, _ in _SYNTH_STEPS), "written"):
+            for column in SYNTH_COLUMNS:
                 count = _int(counts.get(column)) if isinstance(counts, dict) else None
                 if count:
                     by_method = totals.setdefault(column, {})
@@ -131,11 +132,13 @@ def _synth_rows(records: list[Any]) -> list[FunnelRow]:
     left = sum(totals.get("sites", {}).values())
     where = "1 repository" if repos == 1 else f"{repos} repositories"
     rows = [FunnelRow(f"sites in covered functions of {where}", left)]
-    for column, label in _SYNTH_STEPS:
+    for column in SYNTH_COLUMNS[1:-1]:
         dropped = sum(totals.get(column, {}).values())
         if dropped:
             left -= dropped
-            rows.append(FunnelRow(label, left, f"dropped {dropped} ({shares(column)})"))
+            rows.append(
+                FunnelRow(_SYNTH_LEFT.get(column, column), left, f"dropped {dropped} ({shares(column)})")
+            )
     rows.append(FunnelRow("written", sum(totals.get("written", {}).values())))
     return rows
 
