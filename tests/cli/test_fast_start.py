@@ -15,7 +15,7 @@ import sys
 import typer
 import typer.main
 
-from repogym.cli import _GROUPS, STAGES, app
+from repogym.cli import _GROUPS, INDEX, STAGES, app, build_index_app
 
 
 def _top_level(command) -> set[str]:
@@ -127,3 +127,33 @@ def test_root_help_lists_every_command_with_its_help_line() -> None:
         first_paragraph = inspect.cleandoc(group.commands[name].help or "").split("\n\n")[0]
         assert first_paragraph, f"{name} has no help text"
         assert f" {name} {' '.join(first_paragraph.split())}" in shown, (name, done.stdout)
+
+
+def test_root_help_from_the_index_is_the_full_apps_page() -> None:
+    """`repogym`, `repogym --help` and `repogym --version` are answered by the index app (no stage imported):
+    what it prints, and its exit status, must be the full app's to the character, so a command added to
+    STAGES or a help line edited in its docstring without INDEX following fails here."""
+    from typer.testing import CliRunner
+
+    assert list(INDEX) == [name for name in typer.main.get_command(app).list_commands(None)]  # type: ignore[arg-type]
+    runner = CliRunner()
+    for args in ([], ["--help"], ["--version"]):
+        index = runner.invoke(build_index_app(), args, env={"COLUMNS": "100"})
+        full = runner.invoke(app, args, env={"COLUMNS": "100"})
+        assert (index.exit_code, index.output) == (full.exit_code, full.output), args
+
+
+def test_root_help_imports_no_stage() -> None:
+    """A fresh `repogym --help` lists every command without importing the modules that provide them."""
+    probe = (
+        "import sys; sys.argv = ['repogym', '--help']\n"
+        "from repogym.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('repogym.cli.', 'repogym.validate', "
+        "'repogym.mining', 'repogym.train', 'repogym.grading'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert " quickstart " in done.stdout and " cache " in done.stdout
+    assert done.stdout.strip().splitlines()[-1] == "['repogym.cli.openmp']"

@@ -7,7 +7,9 @@ become one red line and exit status 2, never a traceback.
 Start-up: `repogym COMMAND ...` imports only the stage module that provides
 COMMAND (the full app, for `repogym --help` and for `repogym.cli.app`, imports
 them all): a grade should not pay for the trainer's, the miner's and the
-config's imports, about a second together.
+config's imports, about a second together. `repogym` and `repogym --help`
+alone print the command list from INDEX without importing any stage (3 s of
+imports on 2 cores, for a page of names).
 """
 
 from __future__ import annotations
@@ -42,6 +44,38 @@ STAGES: dict[str, tuple[str, ...]] = {
     "eval_cmd": ("eval",),
     "report_cmd": ("report",),
     "cache_cmd": ("cache",),
+}
+#: The top-level commands in the order `repogym --help` lists them, each with the first paragraph of its own
+#: help: the page `repogym --help` prints without importing the stages. tests/cli/test_fast_start.py holds
+#: the page it makes identical to the full app's, so an edited docstring that is not copied here fails there.
+INDEX: dict[str, str] = {
+    "quickstart": (
+        "Run the whole loop: sample repos -> mine + synth -> validate -> split -> tiny model -> baseline eval\n"
+        "-> SFT -> GRPO -> eval on held-out functions and a held-out repo -> OUT/report.html."
+    ),
+    "mine": "Walk the history and write candidate tasks (code patch, test patch, problem statement); validate them next.",
+    "validate": "Run each candidate's test files before and after its gold patch; keep candidates with FAIL_TO_PASS tests.",
+    "scrub": (
+        "Drop or redact secrets, redact personal data, and refuse tasks from repositories whose licence is not "
+        "allowed."
+    ),
+    "grade": "Apply a patch and the task's tests in the sandbox; report SWE-bench's FULL / PARTIAL / NO.",
+    "play": "Play one task yourself: the fastest way to debug a task and the tools.",
+    "rollout": "Run N attempts of a policy on every task; store each as a trajectory the moment it finishes.",
+    "serve": "Serve a local model as an OpenAI-compatible chat-completions endpoint (with tool calls).",
+    "report": "Write one self-contained HTML page (opens offline) from run folders; plots also as PNGs beside it.",
+    "tasks": "Import, export and inspect task datasets.",
+    "config": "Check run configurations.",
+    "synth": "Synthetic tasks: inject bugs into the functions the tests cover (SWE-smith style), combine them.",
+    "samples": "Generate small Python libraries whose git history holds real, verifiable bug fixes.",
+    "data": "Build training data: SFT chat rows from rollouts and gold demonstrations, commit data from repositories.",
+    "model": (
+        "Build repogym's own small models: a random-weight model with a locally trained tokenizer, then "
+        "pretraining."
+    ),
+    "train": "Train a model: SFT on demonstrations, GRPO against the sandbox, or both in rounds.",
+    "eval": "Measure a policy: pass@1 / pass@k with bootstrap intervals, SWE-bench predictions and report.",
+    "cache": "Where repogym keeps mirrors, checkouts, environments and logs, and how to shrink it.",
 }
 #: Stages that are command groups of their own (a typer sub-app), not `register(app)` modules.
 _GROUPS = {"tasks_cmd": "tasks", "config_cmd": "config", "synth_cmd": "synth"}
@@ -80,8 +114,7 @@ def _resume_gc() -> None:
         gc.enable()
 
 
-def build_app(command: str | None = None) -> typer.Typer:
-    """The CLI with every stage, or with only the stage that provides the top-level `command`."""
+def _new_app() -> typer.Typer:
     app = typer.Typer(
         name="repogym",
         help=(
@@ -93,6 +126,25 @@ def build_app(command: str | None = None) -> typer.Typer:
         pretty_exceptions_enable=False,
     )
     app.callback()(_root)
+    return app
+
+
+def build_index_app() -> typer.Typer:
+    """The root command with every top-level command listed by INDEX but none of their stages: for the
+    root's own help (and --version) only. A listed command would do nothing here, so `main` never runs one."""
+    app = _new_app()
+
+    def listed_only() -> None:
+        raise AssertionError("the index app only prints the root's help")
+
+    for name, help_line in INDEX.items():
+        app.command(name, help=help_line)(listed_only)
+    return app
+
+
+def build_app(command: str | None = None) -> typer.Typer:
+    """The CLI with every stage, or with only the stage that provides the top-level `command`."""
+    app = _new_app()
     for module_name, commands in STAGES.items():
         if command is not None and command not in commands:
             continue
@@ -140,8 +192,9 @@ def main() -> None:
     wait_passively()  # before any command imports torch: its OpenMP threads must not spin on a busy machine
     known = {name for commands in STAGES.values() for name in commands}
     command = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in known else None
+    index_only = set(sys.argv[1:]) <= {"--help", "--version"}  # `repogym`, `repogym --help`: the list
     try:
-        (build_app(command) if command else __getattr__("app"))()
+        (build_app(command) if command else build_index_app() if index_only else __getattr__("app"))()
     except RepogymError as exc:
         from repogym.cli.common import print_error
 
