@@ -36,6 +36,7 @@ def instances(tmp_path: Path, swebench_rows) -> Path:
     own repo, and a repo SWE-bench has no spec for."""
     rows = list(swebench_rows)
     rows += [_row(rows, "django/django", "2.2"), _row(rows, "pytest-dev/pytest", "5.4"), _row(rows, "acme/calc", "1.0")]
+    rows += [_row(rows, "sympy/sympy", "1.13"), _row(rows, "sympy/sympy", "1.14")]
     path = tmp_path / "instances.json"
     path.write_text(json.dumps(rows))
     return path
@@ -58,12 +59,18 @@ def test_each_instance_gets_its_repo_and_version_spec(tmp_path: Path, instances:
     assert tasks["psf__requests-2931"].env.log_parser == "pytest-options"
     pytest_repo = tasks["pytest-dev__pytest-5.4"].env
     assert "pluggy==0.13.1" in pytest_repo.packages and pytest_repo.install == ("python -m pip install -e .",)
+    # sympy 1.13's base commits predate requirements-dev.txt: SWE-bench reads it at the environment_setup_commit,
+    # so its packages are in the rule, not read from the checkout (which would fail the build).
+    sympy_113, sympy_114 = tasks["sympy__sympy-1.13"].env, tasks["sympy__sympy-1.14"].env
+    assert "-r" not in sympy_113.install[0].split() and "pytest-doctestplus" in sympy_113.install[0].split()
+    assert sympy_113.install[1:] == ("python -m pip install mpmath==1.3.0", "python -m pip install -e .")
+    assert "requirements-dev.txt" in sympy_114.install[0]
     assert tasks["pallets__flask-4992"].metadata["env_rules"] == ["swebench specs (swebench.toml) [[env.when]] #23"]
 
 
 def test_the_summary_names_unmatched_repos_and_missing_interpreters(tmp_path: Path, instances: Path) -> None:
     result = _import(str(instances), "--specs", "swebench", "--out", str(tmp_path / "t.jsonl"))
-    assert "env from swebench: 6 of 7 tasks" in result.stdout
+    assert "env from swebench: 8 of 9 tasks" in result.stdout
     assert "no spec for acme/calc@1.0 (1): those tasks keep their own env" in result.stdout
     assert "1 task(s) need Python 3.5, which is not installed here (installed: " in result.stdout
     assert load_tasks(tmp_path / "t.jsonl").get("acme__calc-1.0").env.python == ""
