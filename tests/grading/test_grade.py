@@ -101,6 +101,41 @@ def test_test_timeout_is_named(toy_task, toy_runtime):
     assert result.outcome is Outcome.TIMEOUT
 
 
+def test_cli_timeout_kills_a_slow_test_run_one_instance_and_a_predictions_file(
+    toy_task, toy_runtime, tmp_path
+):
+    """`repogym grade --timeout S`: a patch whose tests sleep past S grades TIMEOUT, alone and in a predictions
+    file (its default, SWE-bench's 1,800 s, would wait for the 60 s sleep and grade it UNRESOLVED)."""
+    slow = BUGGY_SOURCE.replace(
+        "def add(a, b):\n    return a - b", "def add(a, b):\n    import time\n    time.sleep(60)"
+    )
+    patch = toy_patch(toy_task, "src/calc/__init__.py", slow)
+    tasks, patch_file, preds = tmp_path / "tasks.jsonl", tmp_path / "slow.diff", tmp_path / "preds.jsonl"
+    save_tasks([toy_task], tasks)
+    patch_file.write_text(patch)
+    preds.write_text(
+        json.dumps({"instance_id": toy_task.instance_id, "model_name_or_path": "m", "model_patch": patch})
+    )
+    one = _cli(
+        "grade",
+        str(tasks),
+        "-i",
+        toy_task.instance_id,
+        "--patch",
+        str(patch_file),
+        "--timeout",
+        "3",
+        "--json",
+    )
+    assert json.loads(one.stdout)["outcome"] == "TIMEOUT", one.stdout + one.stderr
+    report = tmp_path / "report.json"
+    batch = _cli("grade", str(tasks), "--predictions", str(preds), "--out", str(report), "--timeout", "3")
+    assert batch.returncode == 0, batch.stderr
+    assert json.loads(report.read_text())["instances"][toy_task.instance_id]["outcome"] == "TIMEOUT"
+    refused = _cli("grade", str(tasks), "-i", toy_task.instance_id, "--gold", "--timeout", "0")
+    assert refused.returncode == 2 and "--timeout" in refused.stderr
+
+
 def _cli(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
     repogym = os.path.join(os.path.dirname(sys.executable), "repogym")
     return subprocess.run([repogym, *args], capture_output=True, text=True, cwd=cwd)

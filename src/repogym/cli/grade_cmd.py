@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -13,6 +15,9 @@ from repogym.cli.common import check_sandbox, exits_on_error, print_json, track
 from repogym.dataset import load_tasks
 from repogym.errors import RepogymError
 from repogym.grading.report import GradeResult, Outcome, SkipRule
+
+if TYPE_CHECKING:
+    from repogym.sandbox.base import Limits
 
 
 def register(app: typer.Typer) -> None:
@@ -45,6 +50,13 @@ def grade_command(
         help="How a skipped required test counts: strict (never a pass, as rewards count it), swebench "
         "(SWE-bench's verdict), or auto (swebench for tasks imported from SWE-bench data, else strict).",
     ),
+    timeout: float = typer.Option(
+        1800.0,
+        "--timeout",
+        min=1.0,
+        help="Seconds each command of a grade may run (the test run above all) before it is killed and the "
+        "grade is TIMEOUT; the per-process CPU limit is raised to match. SWE-bench's harness default: 1800.",
+    ),
 ) -> None:
     """Apply a patch and the task's tests in the sandbox; report SWE-bench's FULL / PARTIAL / NO.
 
@@ -55,8 +67,10 @@ def grade_command(
       repogym grade tasks.jsonl --instance acme__calc-12 --gold
       repogym grade tasks.jsonl --instance acme__calc-12 --patch fix.diff --json
       repogym grade tasks.jsonl --predictions preds.jsonl --out report.json -j 2
+      repogym grade tasks.jsonl --instance sympy__sympy-18057 --gold --timeout 3600
     """
     rule = _skip_rule(skip_rule)
+    limits = grade_limits(timeout)
     tasks = load_tasks(tasks_file)
     repos = str(repos_dir) if repos_dir else None
     if predictions is not None:
@@ -66,7 +80,7 @@ def grade_command(
             raise RepogymError(
                 "--predictions needs --out REPORT.json (re-running with the same --out resumes)"
             )
-        _grade_file(tasks, predictions, out, workers, sandbox, repos, rule)
+        _grade_file(tasks, predictions, out, workers, sandbox, repos, rule, limits)
         return
     if not instance:
         raise RepogymError(
@@ -93,13 +107,24 @@ def grade_command(
         common.err_console.status(f"grading {instance} in the {sandbox} sandbox...") if showing else None
     )
     with spinner or contextlib.nullcontext():
-        result = grade(task, text, sandbox=sandbox, repos_dir=repos, skip_rule=rule or skip_rule_for(task))
+        result = grade(
+            task, text, sandbox=sandbox, repos_dir=repos, limits=limits, skip_rule=rule or skip_rule_for(task)
+        )
     if json_out:
         print_json(result.to_dict())
     else:
         _print_result(result)
     if result.outcome in (Outcome.INFRA_ERROR, Outcome.ENV_BUILD_FAILED):
         sys.exit(1)
+
+
+def grade_limits(timeout_s: float) -> Limits:
+    """The sandbox limits of a CLI grade: `timeout_s` of wall time per command, and a CPU limit per process
+    no tighter than that (its 900 s default would otherwise cut a long single-threaded test run short of
+    the wall limit: sympy's slowest Lite instances run 10-15 minutes)."""
+    from repogym.sandbox.base import Limits
+
+    return Limits(wall_s=timeout_s, cpu_s=max(Limits().cpu_s, math.ceil(timeout_s)))
 
 
 def _skip_rule(name: str) -> SkipRule | None:
@@ -177,6 +202,7 @@ def _grade_file(
     sandbox: str,
     repos: str | None,
     rule: SkipRule | None,
+    limits: Limits,
 ) -> None:  # type: ignore[no-untyped-def]
     # The progress bar and the tables only for a whole file: one instance's grade starts without them.
     from rich.progress import (
@@ -233,6 +259,7 @@ def _grade_file(
             sandbox=sandbox,
             repos_dir=repos,
             skip_rule=rule,
+            limits=limits,
             on_result=_done,
             on_start=_start,
         )

@@ -21,6 +21,7 @@ from repogym.grading.judge import skip_rule_for
 from repogym.grading.report import GradeResult, Outcome, SkipRule
 from repogym.interrupts import as_completed_interruptibly
 from repogym.predictions import Prediction
+from repogym.sandbox.base import Limits
 
 #: Outcomes that mean the grader could not do its job (as opposed to the patch failing).
 ERROR_OUTCOMES = (Outcome.INFRA_ERROR, Outcome.ENV_BUILD_FAILED)
@@ -87,9 +88,11 @@ def grade_predictions(
     on_result: Callable[[GradeResult], None] | None = None,
     on_start: Callable[[int, int], None] | None = None,
     skip_rule: SkipRule | None = None,
+    limits: Limits | None = None,
 ) -> BatchReport:
     """Grade every prediction whose instance is in `tasks`; resume from the partial file if present.
-    `skip_rule`: None judges each task by `skip_rule_for(task)` (SWE-bench's rule for imported tasks)."""
+    `skip_rule`: None judges each task by `skip_rule_for(task)` (SWE-bench's rule for imported tasks);
+    `limits`: the sandbox's for every grade (None: its defaults)."""
     predictions = list(predictions)
     report = BatchReport(submitted=[p.instance_id for p in predictions], total_instances=len(tasks))
     partial = partial_path(report_path)
@@ -111,7 +114,9 @@ def grade_predictions(
     def _one(prediction: Prediction) -> GradeResult:
         task = tasks.get(prediction.instance_id)
         rule = skip_rule or skip_rule_for(task)
-        return grade(task, prediction.model_patch, sandbox=sandbox, repos_dir=repos_dir, skip_rule=rule)
+        return grade(
+            task, prediction.model_patch, sandbox=sandbox, repos_dir=repos_dir, limits=limits, skip_rule=rule
+        )
 
     pool = ThreadPoolExecutor(max_workers=max(1, workers))
     try:
