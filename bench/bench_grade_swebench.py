@@ -114,10 +114,7 @@ def _done(out: Path) -> dict[tuple[str, str], dict]:
 
 def _grade_row(task: Task, kind: str, patch: str, repos_dir: str, wall_s: float) -> dict:
     started = time.perf_counter()
-    # The per-process CPU limit (900 s by default) must not cut a run shorter than the wall limit asked for:
-    # SWE-bench's harness limits only the wall time (--timeout, 1,800 s by default).
-    limits = Limits(wall_s=wall_s, cpu_s=max(Limits().cpu_s, int(wall_s)))
-    result = grade(task, patch, repos_dir=repos_dir, limits=limits)
+    result = grade(task, patch, repos_dir=repos_dir, limits=Limits.for_timeout(wall_s))
     row = {
         "instance_id": task.instance_id,
         "kind": kind,

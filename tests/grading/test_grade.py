@@ -90,13 +90,18 @@ def test_repos_dir_resolves_owner__name_clones(toy_task, toy_runtime, tmp_path):
     assert result.resolved
 
 
-def test_test_timeout_is_named(toy_task, toy_runtime):
-    from repogym.sandbox.base import Limits
-
+def _sleeping_patch(toy_task) -> str:
+    """A patch whose `add` sleeps for a minute: the tests outlast any short timeout."""
     slow = BUGGY_SOURCE.replace(
         "def add(a, b):\n    return a - b", "def add(a, b):\n    import time\n    time.sleep(60)"
     )
-    patch = toy_patch(toy_task, "src/calc/__init__.py", slow)
+    return toy_patch(toy_task, "src/calc/__init__.py", slow)
+
+
+def test_test_timeout_is_named(toy_task, toy_runtime):
+    from repogym.sandbox.base import Limits
+
+    patch = _sleeping_patch(toy_task)
     result = grade(toy_task, patch, limits=Limits(wall_s=3))
     assert result.outcome is Outcome.TIMEOUT
 
@@ -106,10 +111,7 @@ def test_cli_timeout_kills_a_slow_test_run_one_instance_and_a_predictions_file(
 ):
     """`repogym grade --timeout S`: a patch whose tests sleep past S grades TIMEOUT, alone and in a predictions
     file (its default, SWE-bench's 1,800 s, would wait for the 60 s sleep and grade it UNRESOLVED)."""
-    slow = BUGGY_SOURCE.replace(
-        "def add(a, b):\n    return a - b", "def add(a, b):\n    import time\n    time.sleep(60)"
-    )
-    patch = toy_patch(toy_task, "src/calc/__init__.py", slow)
+    patch = _sleeping_patch(toy_task)
     tasks, patch_file, preds = tmp_path / "tasks.jsonl", tmp_path / "slow.diff", tmp_path / "preds.jsonl"
     save_tasks([toy_task], tasks)
     patch_file.write_text(patch)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -69,8 +68,10 @@ def grade_command(
       repogym grade tasks.jsonl --predictions preds.jsonl --out report.json -j 2
       repogym grade tasks.jsonl --instance sympy__sympy-18057 --gold --timeout 3600
     """
+    from repogym.sandbox.base import Limits
+
     rule = _skip_rule(skip_rule)
-    limits = grade_limits(timeout)
+    limits = Limits.for_timeout(timeout)
     tasks = load_tasks(tasks_file)
     repos = str(repos_dir) if repos_dir else None
     if predictions is not None:
@@ -116,15 +117,6 @@ def grade_command(
         _print_result(result)
     if result.outcome in (Outcome.INFRA_ERROR, Outcome.ENV_BUILD_FAILED):
         sys.exit(1)
-
-
-def grade_limits(timeout_s: float) -> Limits:
-    """The sandbox limits of a CLI grade: `timeout_s` of wall time per command, and a CPU limit per process
-    no tighter than that (its 900 s default would otherwise cut a long single-threaded test run short of
-    the wall limit: sympy's slowest Lite instances run 10-15 minutes)."""
-    from repogym.sandbox.base import Limits
-
-    return Limits(wall_s=timeout_s, cpu_s=max(Limits().cpu_s, math.ceil(timeout_s)))
 
 
 def _skip_rule(name: str) -> SkipRule | None:

@@ -9,6 +9,7 @@ exceptions are for an unusable sandbox.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,13 @@ class Limits(BaseModel):
     shm_mb: int = Field(default=64, ge=1)
     """Size of the command's private /dev/shm in MiB (what multiprocessing's locks, queues and shared
     memory live in; Docker's default is 64). Not counted in memory_mb."""
+
+    @classmethod
+    def for_timeout(cls, wall_s: float) -> Limits:
+        """`wall_s` of wall time per command and a CPU limit per process no tighter than that: the 900 s
+        default would end a long single-threaded test run before its wall limit (sympy's slowest SWE-bench
+        Lite runs take over 25 minutes; SWE-bench's harness limits only the wall time)."""
+        return cls(wall_s=wall_s, cpu_s=max(cls.model_fields["cpu_s"].default, math.ceil(wall_s)))
 
 
 @dataclass(frozen=True)
