@@ -23,11 +23,16 @@ repogym's re-implementation of them.
   over every chosen instance's gold patch, as SWE-bench's harness grades a predictions file, against the sum of
   the same instances' bare runs back to back, each round.
 
+``reruns``: SWE-bench's eval of each chosen instance repeated, gold and empty, with PYTHONHASHSEED as SWE-bench
+leaves it: how often each verdict comes out, for instances whose test runner draws a new random seed per run.
+
     nice -n 10 .venv/bin/python bench/bench_grade_swebench.py verdicts --lite LITE.json --preds PREDS.jsonl \\
         --repos-dir REPOS --out bench-results/swebench.jsonl [--repo sympy/sympy] [--only ID,...] \\
         [--env-file bench/swebench_offline.toml]
     nice -n 10 .venv/bin/python bench/bench_grade_swebench.py speed --lite LITE.json --repos-dir REPOS \\
         --only ID,ID --rounds 5
+    nice -n 10 .venv/bin/python bench/bench_grade_swebench.py reruns --lite LITE.json --repos-dir REPOS \
+        --only sympy__sympy-13177 --runs 60
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -56,7 +62,7 @@ from repogym.grading.parsers.django import parse_log_django
 from repogym.grading.parsers.swebench_ids import read_printed
 from repogym.grading.parsers.sympy import parse_log_sympy
 from repogym.patches import changed_paths
-from repogym.sandbox.base import Limits
+from repogym.sandbox.base import ExecResult, Limits
 from repogym.sandbox.runtime import TaskRuntime
 from repogym.task import Task
 
@@ -255,16 +261,22 @@ def swebench_directives(task: Task) -> list[str]:
     return [p for p in changed_paths(task.test_patch) if not p.endswith(_NON_TEST_EXTS)]
 
 
-def bare(task: Task, runtime: TaskRuntime) -> float:
-    """SWE-bench's eval script in one jailed command of a fresh episode: apply, apply tests, run the tests."""
-    started = time.perf_counter()
+def swebench_eval(task: Task, runtime: TaskRuntime, patch: str, hash_seed: str | None = "jail") -> ExecResult:
+    """SWE-bench's eval script in one jailed command of a fresh episode: apply `patch` (none when empty), apply
+    the test patch, run the test command on the test patch's files. `hash_seed`: "jail" keeps the jail's
+    PYTHONHASHSEED=0; None unsets it, as SWE-bench's images leave it."""
     with runtime.episode(readonly_git=True) as episode:
-        patch = episode.put_file("patch.diff", task.patch)
         tests = episode.put_file("tests.diff", task.test_patch)
-        command = task.env.test_cmd or "pytest -rA"
-        result = episode.run(
-            f"git apply -v {patch} && git apply -v {tests} && {command} {shell_join(swebench_directives(task))}"
-        )
+        steps = [f"git apply -v {episode.put_file('patch.diff', patch)}"] if patch.strip() else []
+        steps += [f"git apply -v {tests}", f"{task.env.test_cmd or 'pytest -rA'} {shell_join(swebench_directives(task))}"]
+        unset = "unset PYTHONHASHSEED; " if hash_seed is None else ""
+        return episode.run(unset + " && ".join(steps))
+
+
+def bare(task: Task, runtime: TaskRuntime) -> float:
+    """The bare harness's cost: SWE-bench's eval script with the gold patch (it must resolve)."""
+    started = time.perf_counter()
+    result = swebench_eval(task, runtime, task.patch)
     elapsed = time.perf_counter() - started
     if result.exit_code is None or not swebench_resolved(swebench_statuses(task, result.output), task):
         raise SystemExit(f"the bare harness does not resolve {task.instance_id}: {result.output[-2000:]}")
@@ -368,10 +380,40 @@ def speed(args: argparse.Namespace) -> None:
     print(f"# load at the end {load_average()}")
 
 
+def reruns(args: argparse.Namespace) -> None:
+    """Each chosen instance's SWE-bench eval run --runs times per patch (gold, empty), each in a fresh episode
+    with PYTHONHASHSEED as SWE-bench leaves it (unset; `--hash-seed jail` keeps the jail's 0), and read by
+    SWE-bench's reading: how often it resolves, and which required tests fail how often. A test runner that
+    draws its own random seed each run (sympy's bin/test) makes some instances' verdicts a draw; this says
+    which, and how likely each verdict is."""
+    only = set(filter(None, (args.only or "").split(",")))
+    tasks = imported_tasks(Path(args.lite), args.repo or DEFAULT_REPOS, only, args.env_file)
+    hash_seed = "jail" if args.hash_seed == "jail" else None
+    print(f"# {machine_line()}\n# load at the start {load_average()}", flush=True)
+    rows = []
+    for task in tasks:
+        runtime = TaskRuntime.create(task, "bwrap", args.repos_dir, limits=Limits.for_timeout(args.wall_s)).prepare()
+        for kind, patch in (("gold", task.patch), ("empty", "")):
+            resolved, failing, started = 0, Counter(), time.perf_counter()
+            for _ in range(args.runs):
+                result = swebench_eval(task, runtime, patch, hash_seed)
+                statuses = swebench_statuses(task, result.output) if result.exit_code is not None else {}
+                resolved += bool(statuses) and swebench_resolved(statuses, task)
+                failing.update(t for t in task.FAIL_TO_PASS + task.PASS_TO_PASS
+                               if statuses.get(t) not in ("PASSED", "XFAIL", "SKIPPED"))
+            which = ", ".join(f"{t} {n}" for t, n in failing.most_common(6)) or "none"
+            rows.append([task.instance_id, kind, args.runs, resolved, which,
+                         f"{(time.perf_counter() - started) / args.runs:.1f}"])
+            print(rows[-1], flush=True)
+    print(markdown_table(["instance", "patch", "runs", "resolved (SWE-bench's reading)",
+                          "required tests not passing: runs", "s per run"], rows))
+    print(f"# load at the end {load_average()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="mode", required=True)
-    for name in ("verdicts", "speed", "recheck"):
+    for name in ("verdicts", "speed", "recheck", "reruns"):
         mode = sub.add_parser(name)
         mode.add_argument("--lite", required=True)
         mode.add_argument("--repos-dir", required=True)
@@ -383,11 +425,15 @@ def main() -> None:
     sub.choices["verdicts"].add_argument("--wall-s", type=float, default=600.0,
                                          help="Wall-clock limit per jailed command (raise it on a loaded machine).")
     sub.choices["speed"].add_argument("--rounds", type=int, default=5)
+    sub.choices["reruns"].add_argument("--runs", type=int, default=20)
+    sub.choices["reruns"].add_argument("--hash-seed", choices=("unset", "jail"), default="unset",
+                                       help="unset: as SWE-bench's images leave PYTHONHASHSEED; jail: the jail's 0.")
+    sub.choices["reruns"].add_argument("--wall-s", type=float, default=1800.0)
     sub.choices["recheck"].add_argument("--out", action="append", required=True, help="A verdicts JSONL.")
     sub.choices["recheck"].add_argument("--swebench-harness", required=True,
                                         help="Folder with SWE-bench's swebench_harness_log_parsers_python.py.")
     args = parser.parse_args()
-    {"verdicts": verdicts, "speed": speed, "recheck": recheck}[args.mode](args)
+    {"verdicts": verdicts, "speed": speed, "recheck": recheck, "reruns": reruns}[args.mode](args)
 
 
 if __name__ == "__main__":
