@@ -193,3 +193,18 @@ def test_submit_gold_fix_still_earns_the_full_reward(env):
     """Control: the real fix through the same tools resolves and earns the tests' reward."""
     reward, grade = _submit_after(env, _call("str_replace", path=SOURCE, old="a - b", new="a + b"))
     assert grade.resolved and reward == 1.0, (grade.outcome, grade.detail)
+
+
+def test_submit_code_whose_tests_loop_forever_is_stopped_at_the_grade_limit(make_env):
+    """An answer that never lets its tests end (GRPO's tiny model wrote one: a loop that grows a list forever)
+    is TIMEOUT at the env's grade limit, with no reward, instead of holding a grading worker for the
+    sandbox's ten-minute default (tests/validate/test_validate.py checks the limit of a validated task)."""
+    env = make_env(grade_timeout_s=3)
+    env.reset()
+    assert env.grade_limits.wall_s == 3.0
+    reward, grade = _submit_after(
+        env,
+        _call("edit_file", path=SOURCE, lines="1:2", text="def add(a, b):\n    while True:\n        a += b"),
+    )
+    _assert_no_reward(reward, grade, Outcome.TIMEOUT)
+    assert grade.timings["tests_s"] < 60, grade.timings  # the 3 s limit ended it, not the 600 s default

@@ -132,3 +132,34 @@ def test_funnel_accounts_for_every_candidate_exactly_once(batch, candidates):
         "license_unknown": 3,
     }
     assert report["flaky_tests_dropped"] == 2
+
+
+def test_a_validated_task_grades_answers_within_ten_times_its_test_time(batch):
+    """The gym's grade of an answer stops the tests at ten times the slowest validated run plus 20 s, at least
+    a minute (repogym.grading.timelimit), so a looping answer costs a minute in a GRPO step or an eval; a task
+    never validated keeps the sandbox's limit, and an explicit grade_timeout_s wins over both."""
+    import repogym.env
+    from repogym.grading.timelimit import validated_run_s
+    from repogym.sandbox.base import Limits
+
+    task = next(iter(load_tasks(batch.out)))
+    run_s = validated_run_s(task)
+    validation = task.metadata["validation"]
+    assert run_s == max(validation["timings"]["before_s"], validation["timings"]["after_s"]) / 2
+    assert 0 < run_s < 4  # the toy tests: the floor decides
+    env = repogym.env.make(task.instance_id, task, mode="agentless")
+    try:
+        assert env.grade_limits.wall_s == 60.0
+        assert env.runtime.limits.wall_s == Limits().wall_s == 600.0  # the agent's tools keep theirs
+        slow = task.replace(
+            metadata={**task.metadata, "validation": {**validation, "runs": 1, "timings": {"after_s": 50.0}}}
+        )
+        assert repogym.env.make(slow.instance_id, slow, runtime=env.runtime).grade_limits.wall_s == 520.0
+        unvalidated = task.replace(metadata={})
+        assert (
+            repogym.env.make(task.instance_id, unvalidated, runtime=env.runtime).grade_limits.wall_s == 600.0
+        )
+        chosen = repogym.env.make(task.instance_id, task, runtime=env.runtime, grade_timeout_s=5)
+        assert chosen.grade_limits.wall_s == 5.0
+    finally:
+        env.close()

@@ -21,6 +21,7 @@ from repogym.errors import ResetNeeded
 from repogym.grading.report import GradeResult, Outcome, ResolvedStatus
 from repogym.patches import changed_paths
 from repogym.rewards import ComposedReward, RewardBreakdown, compose
+from repogym.sandbox.base import Limits
 from repogym.sandbox.runtime import TaskRuntime
 from repogym.task import Task
 
@@ -157,10 +158,17 @@ class TaskEnv(gymnasium.Env[str, Any]):
         )
         return grade_result, breakdown, timings
 
+    @property
+    def grade_limits(self) -> Limits:
+        """The limits of the test run that grades an answer (`EnvOptions.grade_timeout_s`)."""
+        from repogym.grading.timelimit import grade_limits
+
+        return grade_limits(self.task, self.runtime.limits, self.options.grade_timeout_s)
+
     def _grade(self, patch: str) -> GradeResult:
         from repogym.grading.grade import grade
 
-        return grade(self.task, patch, runtime=self.runtime)
+        return grade(self.task, patch, runtime=self.runtime, test_limits=self.grade_limits)
 
     def _infra_error(self, detail: str) -> GradeResult:
         return GradeResult(self.task.instance_id, Outcome.INFRA_ERROR, ResolvedStatus.NO, detail=detail)

@@ -30,6 +30,10 @@ class EnvOptions(BaseModel):
     """Wall-clock limit of one file tool call (view_file, search, edit_file, str_replace, create_file)."""
     test_timeout_s: float = Field(default=300.0, gt=0)
     """Wall-clock limit of one run_tests() call."""
+    grade_timeout_s: float | None = Field(default=None, gt=0)
+    """Wall-clock limit of the test run that grades the episode's answer. None: ten times the task's slowest
+    validated test run plus 20 s, at least 60 s, at most the sandbox limits' (`repogym.grading.timelimit`),
+    so an answer whose tests loop forever costs a minute, not ten; tasks never validated keep the sandbox's."""
     max_edit_chars: int = Field(default=200_000, ge=1)
     """Longest text one edit_file, str_replace or create_file call may write."""
     max_file_bytes: int = Field(default=4 * 1024 * 1024, ge=1)

@@ -82,10 +82,12 @@ def grade(
     runtime: TaskRuntime | None = None,
     log_dir: str | Path | None = None,
     skip_rule: SkipRule = SkipRule.STRICT,
+    test_limits: Limits | None = None,
 ) -> GradeResult:
     """Grade `patch` (a unified diff) for `task` in a fresh episode of the sandbox. `skip_rule`: how a skipped
     required test counts (judge.py): STRICT, the default, for anything a reward is computed from; SWEBENCH
-    for SWE-bench's own verdict on SWE-bench instances."""
+    for SWE-bench's own verdict on SWE-bench instances. `test_limits`: the test run's limits where they
+    differ from the runtime's (the gym's, from the task's validated test time: `repogym.grading.timelimit`)."""
     started = time.perf_counter()
     if not task.FAIL_TO_PASS:
         return _result(
@@ -98,7 +100,7 @@ def grade(
     except (RepoSourceError, RepogymError) as exc:
         return _result(task, Outcome.INFRA_ERROR, str(exc))
     with runtime.episode(readonly_git=True) as episode:
-        result = grade_in_episode(task, patch, episode, log_dir=log_dir, skip_rule=skip_rule)
+        result = grade_in_episode(task, patch, episode, log_dir, skip_rule, test_limits)
     timings = {**runtime.timings, **result.timings, "total_s": time.perf_counter() - started}
     return dataclasses.replace(result, timings=timings)
 
@@ -109,10 +111,12 @@ def grade_in_episode(
     episode: Episode,
     log_dir: str | Path | None = None,
     skip_rule: SkipRule = SkipRule.STRICT,
+    test_limits: Limits | None = None,
 ) -> GradeResult:
     """Grade in an episode that is at its pristine state (it is modified)."""
     started = time.perf_counter()
-    tests = test_command(task, test_directives([*task.FAIL_TO_PASS, *task.PASS_TO_PASS], task.test_patch))
+    directives = test_directives([*task.FAIL_TO_PASS, *task.PASS_TO_PASS], task.test_patch)
+    tests = test_command(task, directives, test_limits)
     prepared = _prepare(task, patch, episode, tests)
     if isinstance(prepared, GradeResult):
         return prepared
@@ -120,7 +124,7 @@ def grade_in_episode(
     apply_s = time.perf_counter() - started - tests_s
     if result is None:  # the slow way: the tests are a command of their own
         ran = time.perf_counter()
-        result = episode.run(tests.command, binds=tests.binds)
+        result = episode.run(tests.command, limits=tests.limits, binds=tests.binds)
         tests_s = time.perf_counter() - ran
     report = read_test_run(task, episode, tests, result, log_path(task, log_dir), tests_s)
     verdict = judge(task, report, prepared.canary, skip_rule)

@@ -131,7 +131,9 @@ def run(
         f'read -r answer && [ "$answer" = go ] || exit 0; exec /bin/sh -c {shlex.quote(tests.command)} </dev/null'
     )
     try:
-        result = episode.run(command, binds=tests.binds, checkpoint=Checkpoint(marker, decide))
+        result = episode.run(
+            command, limits=tests.limits, binds=tests.binds, checkpoint=Checkpoint(marker, decide)
+        )
     finally:
         for name in inbox:
             (episode.inbox / name).unlink(missing_ok=True)

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from repogym.grading.parsers import TestRun, get_parser
 from repogym.grading.report import TestReport
 from repogym.patches import parse_patch
-from repogym.sandbox.base import OUT_DIR, Bind, ExecResult, plugin_binds, read_jail_file
+from repogym.sandbox.base import OUT_DIR, Bind, ExecResult, Limits, plugin_binds, read_jail_file
 from repogym.sandbox.cache import cache_dir
 from repogym.sandbox.runtime import Episode
 from repogym.task import Task
@@ -31,14 +31,17 @@ class TestCommand:
     """The structured report's file name in the episode's out folder (new per command)."""
     binds: tuple[Bind, ...]
     """The test runner's plugin folder, read-only."""
+    limits: Limits | None = None
+    """The test run's limits; None: the episode's runtime's."""
 
 
-def test_command(task: Task, directives: list[str]) -> TestCommand:
-    """The task's parser's command for `directives` (test files or ids), with a fresh report name."""
+def test_command(task: Task, directives: list[str], limits: Limits | None = None) -> TestCommand:
+    """The task's parser's command for `directives` (test files or ids), with a fresh report name; `limits`:
+    the run's, where they differ from the runtime's (`repogym.grading.timelimit`)."""
     parser = get_parser(task.env.log_parser)
     report_name = f"report-{time.monotonic_ns()}.jsonl"
     command = parser.command(task.env.test_cmd, directives, f"{OUT_DIR}/{report_name}")
-    return TestCommand(command, report_name, plugin_binds(parser.plugin_dir))
+    return TestCommand(command, report_name, plugin_binds(parser.plugin_dir), limits)
 
 
 test_command.__test__ = False  # type: ignore[attr-defined]  # not a pytest test

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from repogym.errors import DatasetError
 from repogym.grading.report import TestReport, TestStatus
 from repogym.grading.runner import run_directives
+from repogym.grading.timelimit import capped
 from repogym.patches import parse_patch
 from repogym.sandbox.cache import cache_dir
 from repogym.sandbox.installs import CommitLayers
@@ -198,8 +199,7 @@ def validate_synthetic(
     after = [{t: s for t, s in run.items() if t in wanted} for run in clean.runs]
     clean_passing = [t for t in plan.tests if all(category(run.get(t)) is Category.PASS for run in after)]
     borrowed = borrow_clean_layers(runtime, task, clean)
-    budget = max(TIME_FLOOR_S, TIME_FACTOR * clean.seconds / max(runs, 1) + TIME_FLOOR_S / 3)
-    runtime.limits = runtime.limits.model_copy(update={"wall_s": min(runtime.limits.wall_s, budget)})
+    runtime.limits = capped(runtime.limits, clean.seconds / max(runs, 1), TIME_FACTOR, TIME_FLOOR_S)
     before, reports = _before_runs(task, runtime, plan, runs, logs, clean_passing)
     if not reports[-1].results:
         detail = f"the tests gave no trusted result with the bug ({reports[-1].note or 'no results'}; log {reports[-1].log_path})"
