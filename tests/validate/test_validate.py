@@ -161,5 +161,7 @@ def test_a_validated_task_grades_answers_within_ten_times_its_test_time(batch):
         )
         chosen = repogym.env.make(task.instance_id, task, runtime=env.runtime, grade_timeout_s=5)
         assert chosen.grade_limits.wall_s == 5.0
+        longer = repogym.env.make(task.instance_id, task, runtime=env.runtime, grade_timeout_s=1200)
+        assert (longer.grade_limits.wall_s, longer.grade_limits.cpu_s) == (1200.0, 1200)  # CPU no tighter
     finally:
         env.close()

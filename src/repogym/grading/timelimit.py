@@ -59,6 +59,6 @@ def grade_limits(task: Task, limits: Limits, timeout_s: float | None = None) -> 
     """The limits of a candidate's graded test run: `timeout_s` of wall time when given, else `limits` cut
     from the task's validated test time (GRADE_FACTOR, GRADE_FLOOR_S), else `limits` as they are."""
     if timeout_s is not None:
-        return limits.model_copy(update={"wall_s": float(timeout_s)})
+        return limits.with_timeout(timeout_s)
     measured = validated_run_s(task)
     return limits if measured is None else capped(limits, measured, GRADE_FACTOR, GRADE_FLOOR_S)

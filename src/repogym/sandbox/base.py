@@ -61,7 +61,16 @@ class Limits(BaseModel):
         """`wall_s` of wall time per command and a CPU limit per process no tighter than that: the 900 s
         default would end a long single-threaded test run before its wall limit (sympy's slowest SWE-bench
         Lite runs take over 25 minutes; SWE-bench's harness limits only the wall time)."""
-        return cls(wall_s=wall_s, cpu_s=max(cls.model_fields["cpu_s"].default, math.ceil(wall_s)))
+        return cls().with_timeout(wall_s)
+
+    def with_timeout(self, wall_s: float) -> Limits:
+        """These limits with `wall_s` of wall time and the CPU limit raised to match where it was tighter.
+
+        >>> limits = Limits(cpu_s=900, memory_mb=512).with_timeout(1200.5)
+        >>> limits.wall_s, limits.cpu_s, limits.memory_mb
+        (1200.5, 1201, 512)
+        """
+        return self.model_copy(update={"wall_s": float(wall_s), "cpu_s": max(self.cpu_s, math.ceil(wall_s))})
 
 
 @dataclass(frozen=True)
