@@ -161,3 +161,25 @@ def test_lora_with_packing_saves_a_merged_model_that_loads_as_a_plain_one(tmp_pa
     assert not any("lora" in name for name, _ in merged.named_parameters())
     name = "model.layers.0.self_attn.q_proj.weight"
     assert not torch.equal(merged.state_dict()[name], base.state_dict()[name])  # the adapter was merged in
+
+
+def test_rows_longer_than_max_length_are_refused_naming_max_length_not_a_torch_error(tmp_path, tiny_model):
+    """Was a traceback at 385871c: TRL dropped every row whose answer truncation cut away (whole trajectories from
+    `repogym data sft` without `--context window`) and torch died with `num_samples=0`."""
+    long_prompt = "fix this:\n" + "x = 1\n" * 400
+    rows = tmp_path / "rows.jsonl"
+    row = {"messages": [{"role": "user", "content": long_prompt}, {"role": "assistant", "content": "ok"}]}
+    rows.write_text(json.dumps(row) + "\n" + json.dumps(row) + "\n")
+    with pytest.raises(ConfigError, match=r"max_length: every row \(2\) was dropped.*fix: set max_length=\d{4}"):
+        run_sft(config_for(tiny_model, rows, tmp_path / "o", "max_length=256", "max_steps=1"), progress=False)
+    assert not list((tmp_path / "o").glob("checkpoint-*"))
+
+
+def test_a_run_that_keeps_some_rows_counts_the_ones_max_length_dropped(tmp_path, tiny_model, window_rows):
+    from repogym.train.sft import NO_ANSWER_WITHIN_MAX_LENGTH
+
+    rows = tmp_path / "rows.jsonl"
+    long_row = {"messages": [{"role": "user", "content": "y = 2\n" * 400}, {"role": "assistant", "content": "ok"}]}
+    rows.write_text(window_rows.read_text().splitlines(keepends=True)[0] + json.dumps(long_row) + "\n")
+    summary = run_sft(config_for(tiny_model, rows, tmp_path / "o", "max_length=256", "max_steps=1"), progress=False)
+    assert summary.rows == 2 and summary.dropped == {NO_ANSWER_WITHIN_MAX_LENGTH: 1}

@@ -245,6 +245,7 @@ def run_sft(config: SFTRunConfig, resume: bool = False, progress: bool = True) -
     output_dir.mkdir(parents=True, exist_ok=True)
     start_from = resume_point(output_dir, resume)
     trainer = build_trainer(config, prepared, progress=progress)
+    dropped = {**prepared.data.dropped, **check_rows_survived(config, prepared, len(trainer.train_dataset))}
     truncated = (
         sum(len(ids) >= config.max_length for ids in trainer.train_dataset["input_ids"])
         if not config.packing
@@ -260,7 +261,7 @@ def run_sft(config: SFTRunConfig, resume: bool = False, progress: bool = True) -
         global_step=trainer.state.global_step,
         resumed_from=start_from.name if start_from else None,
         rows=len(prepared.data.rows),
-        dropped=dict(prepared.data.dropped),
+        dropped=dropped,
         truncated_rows=int(truncated),
         final_loss=float(losses[-1]) if losses else None,
         train_runtime_s=round(runtime, 3),
@@ -272,6 +273,36 @@ def run_sft(config: SFTRunConfig, resume: bool = False, progress: bool = True) -
             {"config": config.model_dump(mode="json"), "summary": summary.to_dict(), "train": result.metrics},
         )
     return summary
+
+
+#: The `dropped` reason of rows TRL removes after truncation left none of their answer to learn from.
+NO_ANSWER_WITHIN_MAX_LENGTH = "answer beyond max_length"
+
+
+def check_rows_survived(config: SFTRunConfig, prepared: Prepared, kept: int) -> dict[str, int]:
+    """{reason: count} of the rows the trainer dropped while preparing its dataset; ConfigError when it dropped all.
+
+    TRL truncates each row to `max_length` and then drops the rows whose assistant answer was cut away entirely
+    (a whole agent trajectory, an issue text with whole files): with nothing left, torch would die later with
+    `num_samples=0`, naming neither the rows nor the setting.
+    """
+    lost = len(prepared.data.rows) - kept
+    if lost <= 0 or config.packing:
+        return {}
+    if kept == 0:
+        longest = max(_rendered_tokens(prepared, row) for row in prepared.data.rows[:1000])
+        raise ConfigError(
+            f"max_length: every row ({lost}) was dropped: its assistant answer starts after token {config.max_length} "
+            f"once rendered (the longest of the first 1,000 rows is {longest} tokens); fix: set max_length={longest} "
+            "or more, or build shorter rows (`repogym data sft ... --context window`, or agentless rows instead of "
+            "whole trajectories)"
+        )
+    return {NO_ANSWER_WITHIN_MAX_LENGTH: lost}
+
+
+def _rendered_tokens(prepared: Prepared, row: dict[str, Any]) -> int:
+    ids = prepared.tokenizer.apply_chat_template(row["messages"], tokenize=True)
+    return len(ids["input_ids"] if hasattr(ids, "keys") else ids)  # a BatchEncoding in transformers 5
 
 
 def quiet_library_bars() -> None:
