@@ -354,7 +354,7 @@ def speed(args: argparse.Namespace) -> None:
                 around[name].append(outside)
         med = {k: statistics.median(v) for k, v in times.items()}
         # Each round's three runs are back to back: the median of the rounds' own ratios cancels the load's
-        # drift between rounds, which the ratio of the medians does not (other sessions' jobs come and go).
+        # drift between rounds, which the ratio of the medians does not (other jobs on the machine come and go).
         paired = {k: statistics.median(a / b for a, b in zip(times[k], times["bare"], strict=True)) for k in ("grade", "cli")}
         rows.append([task.instance_id, args.rounds, f"{med['bare']:.2f}", f"{med['grade']:.2f}", f"{med['cli']:.2f}",
                      f"{med['grade'] / med['bare']:.3f}", f"{med['cli'] / med['bare']:.3f}",

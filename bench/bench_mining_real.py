@@ -15,8 +15,8 @@ checkout with the privacy stage off (the walk alone).
     .venv/bin/python bench/bench_mining_real.py --repo ../repos/pytest --repo ../repos/flask \\
         [--baseline 0d275aa] [--rounds 2] [--baseline-rounds 1] [--out DIR]
 
-Clones for the figures in docs/benchmarks.md came from the search tool's `fetch`
-(github:pytest-dev/pytest, github:pallets/flask), cloned with `git clone`.
+The figures in docs/benchmarks.md were measured on clones of mirrors of the public repositories
+(github:pytest-dev/pytest, github:pallets/flask).
 """
 
 from __future__ import annotations

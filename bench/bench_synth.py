@@ -71,7 +71,7 @@ class CpuMeter:
     """CPU seconds of this process tree: a cpuacct cgroup of its own, else os.times() (jails not counted)."""
 
     def __init__(self) -> None:
-        self.group = Path(f"/sys/fs/cgroup/cpuacct/h-synth-bench-{os.getpid()}")
+        self.group = Path(f"/sys/fs/cgroup/cpuacct/repogym-bench-synth-{os.getpid()}")
         try:
             self.group.mkdir()
             (self.group / "cgroup.procs").write_text(str(os.getpid()))
@@ -111,7 +111,7 @@ def naive_one(task: Task, source: Path, runtime: TaskRuntime, runs: int) -> bool
     buggy = TaskRepo(Path(task.repo_source)).read(meta["synth"]["bug_commit"], meta["file"])
     parser = get_parser("pytest")
     assert runtime.env is not None
-    with tempfile.TemporaryDirectory(prefix="h-synth-naive-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="repogym-bench-synth-naive-") as scratch:
         root = Path(scratch)
         clone = root / "repo"
         subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(source), str(clone)], check=True)
@@ -342,7 +342,7 @@ def main() -> None:
     if args.naive_only:
         print(json.dumps(naive_only(args)))
         return
-    work = args.work or Path(tempfile.mkdtemp(prefix="h-synth-bench-"))
+    work = args.work or Path(tempfile.mkdtemp(prefix="repogym-bench-synth-"))
     work.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("REPOGYM_CACHE", str(work / "cache"))
     meter = CpuMeter()

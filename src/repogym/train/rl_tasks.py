@@ -3,7 +3,7 @@
 `TaskEnvs.open(config)` loads `env.task_set`, prepares every task's runtime (mirror, pristine
 checkout, Python environment) on a thread pool before any training starts, and makes envs with
 `repogym.make(instance_id, tasks, mode=..., runtime=..., reward=..., **env.options)`, so options a
-user puts in the config (observation_chars, h-sft's `context: window`, ...) reach the env unchanged.
+user puts in the config (observation_chars, `context: window`, ...) reach the env unchanged.
 
 The prompt of a task is what its env shows at reset, so training sees what `repogym play` and
 `repogym rollout` show:
