@@ -53,6 +53,11 @@ class RewardConfig(_Model):
     """Only rule-based rewards (computed from tests and diffs) exist today."""
     components: list[RewardComponentConfig] = Field(default_factory=_default_components, min_length=1)
     """Terms summed into the reward; the defaults are the seed's (tests +1.0, compile -0.5, diff -0.1)."""
+    forged_report_penalty: float = Field(default=-1.0, allow_inf_nan=False)
+    """The whole reward of an attempt graded REPORT_FORGED (its code under test rewrote the test report),
+    in place of every component: a forger must earn nothing from the other terms (similarity, diff size).
+    Keep it no higher than the lowest total an honest attempt can get with your components: -0.6 for the
+    defaults in agent mode (compile -0.5, diff -0.1), -1.0 in agentless mode (a format error)."""
 
 
 class EnvConfig(_Model):

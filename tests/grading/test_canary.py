@@ -35,6 +35,9 @@ def test_plain():
 def test_failing():
     assert 1 + 1 == 3
 
+def test_raising():
+    return 1 // 0
+
 def test_fixture(two):
     assert two == 2
 
@@ -70,6 +73,7 @@ class TestS(object):
 TARGETS = [
     "test_mod.py::test_plain",
     "test_mod.py::test_failing",
+    "test_mod.py::test_raising",
     "test_mod.py::test_fixture",
     "test_mod.py::test_param[1]",
     "test_mod.py::test_param_from_a_generator[2]",  # shared values would be used up: a plain failing test
@@ -129,23 +133,76 @@ def test_canary_fails_whatever_the_shape_of_the_test_it_copies(pytest_run, targe
 
 
 def test_canary_runs_the_test_it_copies_with_its_fixtures(pytest_run) -> None:
-    """The copy's own assertion is what fails for a passing test (so the test ran, fixtures and all), and
-    the test's own assertion for a failing one; the copied tests keep their statuses."""
+    """The copy's own plain assertion is what fails for a passing test (so the test ran, fixtures and all),
+    and the test's own failure, as it is, for a failing one; the copied tests keep their statuses."""
     run, canaries = pytest_run
     report = PytestParser().parse(run)
     by_target = dict(zip(TARGETS, canaries, strict=True))
     for target in ("test_mod.py::test_fixture", "test_mod.py::TestK::test_method", "test_mod.py::test_plain"):
         name = by_target[target].test_ids[0]
-        assert re.search(rf"FAILED {re.escape(name)} - Failed: \d+ != \d+", run.log), run.log[-3000:]
+        assert re.search(rf"FAILED {re.escape(name)} - assert \d+ == \d+\n", run.log), run.log[-3000:]
     failing = by_target["test_mod.py::test_failing"].test_ids[0]
-    assert (
-        f"FAILED {failing} - Failed: AssertionError('assert (1 " in run.log
-    )  # the copied test's own failure
+    assert f"FAILED {failing} - assert (1 + 1) == 3\n" in run.log  # the copied test's own assertion
+    raising = by_target["test_mod.py::test_raising"].test_ids[0]
+    assert f"FAILED {raising} - ZeroDivisionError: " in run.log  # its own exception, not wrapped
     assert report.status("test_mod.py::test_fixture") is TestStatus.PASSED
     assert report.status("test_mod.py::test_marked_xfail") is TestStatus.XFAIL
     assert report.status("test_mod.py::TestU::test_unit") is TestStatus.PASSED
     generated = [t for t in report.statuses() if t.startswith("test_mod.py::test_param_from_a_generator[")]
     assert len(generated) == 3  # the copy did not use up the generator the test is parametrized with
+
+
+def test_the_appended_code_leaves_only_the_canary_in_the_module() -> None:
+    """A forger that lists a test module's names, or a class's, sees the canary and nothing else new: no
+    helper, no reference to the copied test (only the canary's own __wrapped__, as any decorator leaves)."""
+    source = "class TestK(object):\n    def test_method(self):\n        assert 1\n\ndef test_plain():\n    assert 1\n"
+    before: dict = {}
+    exec(compile(source, "t.py", "exec"), before)  # noqa: S102 - the test's own fixed source
+    for target, owner in (("t.py::test_plain", None), ("t.py::TestK::test_method", "TestK")):
+        canary = plant_canary("pytest", [target], ["t.py"], random.Random(5))
+        assert canary is not None
+        after: dict = {}
+        exec(compile(source + canary.code, "t.py", "exec"), after)  # noqa: S102
+        name = canary.test_ids[0].rsplit("::", 1)[1]
+        new_names = set(after) - set(before)
+        if owner is None:
+            assert new_names == {name}
+            planted, copied, arguments = after[name], after["test_plain"], ()
+        else:
+            assert new_names == set() and set(vars(after[owner])) - set(vars(before[owner])) == {name}
+            planted, copied = vars(after[owner])[name], vars(after[owner])["test_method"]
+            arguments = (after[owner](),)
+        assert planted.__name__ == name and planted.__wrapped__ is copied
+        with pytest.raises(AssertionError):
+            planted(*arguments)
+
+
+def test_a_forger_that_swallows_exceptions_in_runtest_passes_the_canary_too(tmp_path: Path) -> None:
+    """Was a hole at 385871c: the canary caught the copied test's exceptions and failed through pytest.fail
+    (a BaseException), so a forger swallowing Exception in Function.runtest passed the real tests and left
+    the canary failing. Now both fail alike, so both pass alike, and the judge sees the canary pass."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pytest.ini").write_text("[pytest]\n")
+    (repo / "conftest.py").write_text(
+        "import _pytest.python\n"
+        "_runtest = _pytest.python.Function.runtest\n"
+        "def runtest(self):\n"
+        "    try:\n"
+        "        _runtest(self)\n"
+        "    except Exception:\n"
+        "        pass\n"
+        "_pytest.python.Function.runtest = runtest\n"
+    )
+    canary = plant_canary("pytest", ["test_m.py::test_bug"], ["test_m.py"], random.Random(2))
+    assert canary is not None
+    (repo / "test_m.py").write_text("def test_bug():\n    assert 1 + 1 == 3\n" + canary.code)
+    parser = PytestParser(plugin_mount=str(PYTEST_PLUGINS))
+    report_file = tmp_path / "report.jsonl"
+    run = _run(parser.command("", (), str(report_file)), repo, report_file, _env())
+    statuses = PytestParser().parse(run).statuses()
+    assert statuses["test_m.py::test_bug"] is TestStatus.PASSED  # the forger ran
+    assert statuses[canary.test_ids[0]] is TestStatus.PASSED, run.log[-2000:]
 
 
 UNITS = """

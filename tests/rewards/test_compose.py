@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from repogym.config import RewardComponentConfig, RewardConfig
+from repogym.env.base import default_reward_config
 from repogym.errors import ConfigError
 from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, TestStatus
 from repogym.patches import unified_diff
@@ -189,6 +190,10 @@ def test_user_function_by_dotted_path(tmp_path, monkeypatch):
             r"components\.0\.fn: .* is not callable",
         ),
         ([], r"components: .*at least 1"),
+        (
+            [{"name": "forged_report", "fn": "format"}],
+            r"components\.0\.name: 'forged_report' is the breakdown's term for a forged report's penalty",
+        ),
     ],
     ids=[
         "unknown_fn",
@@ -201,6 +206,7 @@ def test_user_function_by_dotted_path(tmp_path, monkeypatch):
         "bad_dotted",
         "not_callable",
         "empty",
+        "reserved_name",
     ],
 )
 def test_bad_config_fails_at_compose_time_naming_the_key(components, message):
@@ -213,3 +219,52 @@ def test_config_model_is_accepted_as_is():
     reward = compose(config)
     assert reward(**facts()).components == {"sim": None}  # agent mode: no response, so it abstains
     assert "sim=1*patch_similarity" in repr(reward)
+
+
+def _forged() -> GradeResult:
+    return GradeResult("geo-1", Outcome.REPORT_FORGED, ResolvedStatus.NO, {"t::f": None}, {"t::p": None})
+
+
+def test_a_forged_report_is_worth_the_fixed_penalty_whatever_the_components_say():
+    """Was a hole at 385871c: REPORT_FORGED only zeroed tests_pass, so a forger kept its similarity and
+    diff terms (reward 0.9 through submit, 1.68 as a `lines` answer). The penalty replaces every term, and
+    the breakdown shows it and keeps what each term would have been."""
+    similarity = RewardComponentConfig(name="patch_similarity", weight=1.0, fn="patch_similarity_diff")
+    reward = compose(RewardConfig(components=[*RewardConfig().components, similarity]))
+    honest_wrong = reward(**facts(grade=graded(False)))
+    assert honest_wrong.components["patch_similarity"] == 1.0 and honest_wrong.total == 1.0
+    forged = reward(**facts(grade=_forged()))
+    assert forged.total == -1.0
+    assert forged.components == {
+        "tests_pass": None,
+        "compile_pass": None,
+        "minimal_diff": None,
+        "patch_similarity": None,
+        "forged_report": -1.0,
+    }
+    assert forged.raw["patch_similarity"] == 1.0 and forged.raw["forged_report"] == -1.0
+    assert json.loads(json.dumps(forged.to_dict()))["total"] == -1.0
+
+
+@pytest.mark.parametrize(
+    ("mode", "worst_honest"),
+    [("agent", -0.6), ("agentless", -1.0)],
+)
+def test_the_default_penalty_is_no_higher_than_the_worst_honest_total(mode, worst_honest):
+    """The default -1.0 is at or below the lowest an honest attempt scores with each mode's defaults: a patch
+    that breaks compilation and touches a file the oracle does not (agent), a format error (agentless)."""
+    reward = compose(default_reward_config(mode))
+    other_file = unified_diff({"pkg/other.py": "x = 1\n"}, {"pkg/other.py": "x = 2\n"})
+    if mode == "agent":
+        worst = reward(**facts(grade=graded(False, ("pkg/geo.py:1: invalid syntax",)), patch=other_file))
+    else:
+        worst = reward(**facts(grade=None, patch="", response="no answer", format_errors=1))
+    assert worst.total == pytest.approx(worst_honest)
+    assert reward(**facts(grade=_forged())).total == -1.0 <= worst.total
+
+
+def test_the_penalty_is_configurable_and_must_be_finite():
+    reward = compose({"components": [{"name": "t", "fn": "tests_pass"}], "forged_report_penalty": -3})
+    assert reward(**facts(grade=_forged())).total == -3.0
+    with pytest.raises(ConfigError, match="forged_report_penalty"):
+        compose({"components": [{"name": "t", "fn": "tests_pass"}], "forged_report_penalty": float("nan")})

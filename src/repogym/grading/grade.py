@@ -54,11 +54,13 @@ from repogym.grading.candidate import (
     is_build_output,
 )
 from repogym.grading.compile_check import CompileStep, compile_report, compile_step
+from repogym.grading.installcheck import check_reinstall
 from repogym.grading.judge import judge
 from repogym.grading.parsers import get_parser
 from repogym.grading.parsers.common import shell_join
 from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, SkipRule
 from repogym.grading.runner import TestCommand, log_path, read_test_run, test_command, test_directives
+from repogym.grading.test_sources import XfailReading, reading_for, required_test_files
 from repogym.patches import changed_paths
 from repogym.sandbox.base import ExecResult, Limits, Sandbox
 from repogym.sandbox.layerchanges import layer_changes
@@ -127,7 +129,7 @@ def grade_in_episode(
         result = episode.run(tests.command, limits=tests.limits, binds=tests.binds)
         tests_s = time.perf_counter() - ran
     report = read_test_run(task, episode, tests, result, log_path(task, log_dir), tests_s)
-    verdict = judge(task, report, prepared.canary, skip_rule)
+    verdict = judge(task, report, prepared.canary, skip_rule, prepared.sources.may_xfail)
     return GradeResult(
         instance_id=task.instance_id,
         outcome=verdict.outcome,
@@ -153,6 +155,7 @@ class _Prepared:
     applied_with: str
     canary: Canary | None
     compile_errors: tuple[str, ...]
+    sources: XfailReading
     tests: ExecResult | None = None
     tests_s: float = 0.0
 
@@ -164,16 +167,24 @@ def _prepare(task: Task, patch: str, episode: Episode, tests: TestCommand) -> _P
     pristine = episode.runtime.pristine
     assert pristine is not None
     pristine_text = _pristine_reader(pristine)
-    test_paths = changed_paths(task.test_patch)
+    sources = task_sources(task, pristine)
+    # The test patch's files and every file holding a required test: a synthetic task's tests are files of
+    # the repository that no test patch overwrites, and need not look like tests.
+    test_paths = list(
+        dict.fromkeys(
+            [*changed_paths(task.test_patch), *required_test_files(sources.framework, _required(task), sources.read)]
+        )
+    )
     command_paths = command_files(task.env.test_cmd, pristine)
     filtered = filter_candidate(patch, test_paths, pristine_text, command_paths)
     if filtered.rejected:
         return _result(task, Outcome.PATCH_APPLY_FAILED, f"patch refused: {filtered.rejected}")
+    canary = _plant(task, test_paths, sources)
     applied_with = ""
     sections = onepass.usable(episode, filtered.patch, task.test_patch)
     if sections is not None:
         rules = onepass.Rules(test_paths, pristine_text, command_paths)
-        done = _prepare_in_one_pass(task, episode, filtered, sections, tests, rules)
+        done = _prepare_in_one_pass(task, episode, filtered, sections, tests, rules, canary, sources)
         if done is not None:
             return done
         episode.reset()  # the slow way decides, from the pristine state
@@ -185,28 +196,24 @@ def _prepare(task: Task, patch: str, episode: Episode, tests: TestCommand) -> _P
         if landed:
             detail = f"applying the patch changed paths a candidate may not change: {landed}"
             return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
-        if reinstall_if_packaging_changed(episode, filtered.patch) is not None:  # as SWE-bench does
-            # The install ran the candidate's setup.py, which can write anything in the tree: check again.
+        if reinstall_if_packaging_changed(episode, filtered.patch, tests.limits) is not None:  # as SWE-bench
+            # The install ran the candidate's setup.py, which can write anything in the venv and the tree.
+            found = check_reinstall(episode)
+            if found:
+                detail = f"the install step, run for the patch's packaging changes, changed the venv: {found}"
+                return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
             landed = _protected_paths_changed(
                 episode, test_paths, pristine_text, command_paths, by_install=True
             )
             if landed:
                 detail = f"the install step, run for the patch's packaging changes, changed protected paths: {landed}"
                 return _result(task, Outcome.PATCH_APPLY_FAILED, detail, ignored=filtered.ignored)
-    canary = None
     compiling = compile_step(episode, filtered.patch, test_paths)
-    compile_tail = ""
-    if task.test_patch.strip():
-        canary = _plant(task, test_paths)
-        applied, failure, planted = _apply_test_patch(episode, task.test_patch, canary, compiling)
-        if not applied:
-            return _result(task, Outcome.INFRA_ERROR, f"the task's test patch does not apply: {failure}")
-        canary = canary if planted else None
-        compile_tail = "the test patch's command ended first"
-    elif compiling is not None:
-        compile_tail = _tail(episode.run(compiling.command))
-        _remove_from_inbox(episode, compiling.script)
-    return _Prepared(filtered, applied_with, canary, compile_report(episode, compiling, compile_tail))
+    applied, failure, planted = _apply_test_patch(episode, task.test_patch, canary, compiling)
+    if not applied:
+        return _result(task, Outcome.INFRA_ERROR, f"the task's test patch does not apply: {failure}")
+    errors = compile_report(episode, compiling, "the command that applied the test patch ended first")
+    return _Prepared(filtered, applied_with, canary if planted else None, errors, sources)
 
 
 def _prepare_in_one_pass(
@@ -216,9 +223,10 @@ def _prepare_in_one_pass(
     sections: list,
     tests: TestCommand,
     rules: onepass.Rules,
+    canary: Canary | None,
+    sources: XfailReading,
 ) -> _Prepared | GradeResult | None:
     """`_prepare` and the test run in one jailed command (onepass.py); None when the slow way must decide."""
-    canary = _plant(task, rules.test_paths)
     compiling = compile_step(episode, filtered.patch, rules.test_paths)
     done = onepass.run(episode, filtered.patch, sections, task.test_patch, canary, compiling, tests, rules)
     if done.apply_failure:
@@ -229,37 +237,62 @@ def _prepare_in_one_pass(
     if done.fallback or done.tests is None:
         return None
     planted = canary if done.planted else None
-    return _Prepared(filtered, done.applied_with, planted, done.compile_errors, done.tests, done.tests_s)
+    return _Prepared(
+        filtered, done.applied_with, planted, done.compile_errors, sources, done.tests, done.tests_s
+    )
 
 
-def _plant(task: Task, test_paths: list[str]) -> Canary | None:
-    """The canary for this task; None when the framework or the FAIL_TO_PASS ids leave no place for one."""
-    return plant_canary(get_parser(task.env.log_parser).name, task.FAIL_TO_PASS, test_paths)
+def task_sources(task: Task, pristine: Path) -> XfailReading:
+    """The task's trusted test sources (the base commit's checkout with the test patch), read once per task:
+    where its required tests are, and which of them an xfail mark can apply to (test_sources.py)."""
+    return reading_for(_framework(task), str(pristine), task.test_patch)
+
+
+def _framework(task: Task) -> str:
+    """The test framework of the task's parser: 'pytest' for every pytest-family parser (pytest-v2, ...)."""
+    parser = get_parser(task.env.log_parser)
+    return str(getattr(parser, "framework", parser.name))
+
+
+def _required(task: Task) -> list[str]:
+    return [*task.FAIL_TO_PASS, *task.PASS_TO_PASS]
+
+
+def _plant(task: Task, files: list[str], sources: XfailReading) -> Canary | None:
+    """The canary for this task, in a file of the test patch or one holding a FAIL_TO_PASS test; None when
+    the framework or the FAIL_TO_PASS ids leave no place for one."""
+    return plant_canary(_framework(task), task.FAIL_TO_PASS, files, may_xfail=sources.may_xfail)
 
 
 def _apply_test_patch(
     episode: Episode, test_patch: str, canary: Canary | None, compiling: CompileStep | None = None
 ) -> tuple[bool, str, bool]:
-    """(applied, why not, canary planted): the test patch with git apply and, in the same jailed command
-    (one sandbox start, not two), the canary appended by the sandbox uid to its file, never through a link,
-    then the compile check when there is one."""
-    patch = episode.put_file("test.patch", test_patch)
-    command = f"git apply --whitespace=nowarn {patch}"
+    """(applied, why not, canary planted): the test patch (when there is one) with git apply and, in the same
+    jailed command (one sandbox start, not two), the canary appended by the sandbox uid to its file, never
+    through a link, then the compile check when there is one."""
+    inbox: list[str] = []
+    steps: list[str] = []
+    if test_patch.strip():
+        inbox.append(episode.put_file("test.patch", test_patch))
+        steps.append(f"git apply --whitespace=nowarn {inbox[-1]}")
     marker = ""
     if canary is not None:
-        code = episode.put_file(f"{time.monotonic_ns()}.py", canary.code)
+        inbox.append(episode.put_file(f"{time.monotonic_ns()}.py", canary.code))
         target = shell_join([canary.path])
         marker = f"planted-{time.monotonic_ns()}"
-        command += f" && {{ test -f {target} && ! test -L {target} && cat {code} >> {target} && echo {marker}; true; }}"
+        steps.append(
+            f"{{ test -f {target} && ! test -L {target} && cat {inbox[-1]} >> {target} && echo {marker}; true; }}"
+        )
     if compiling is not None:
-        command = f"{{ {command}; }} && {{ {compiling.command} >/dev/null 2>&1; true; }}"
+        steps.append(f"{{ {compiling.command} >/dev/null 2>&1; true; }}")
+        inbox.append(compiling.script)
+    if not steps:
+        return True, "", False
     try:
-        result = episode.run(command)
+        result = episode.run(" && ".join(steps))
     finally:
-        # Nothing the tests run may read the patches: the canary is the one test the test patch lacks.
-        _remove_from_inbox(episode, patch, *([code] if canary is not None else []))
-        if compiling is not None:
-            _remove_from_inbox(episode, compiling.script)
+        # Nothing the tests run may read the patches: the canary is the one test the task's files lack.
+        _remove_from_inbox(episode, *inbox)
     if not result.ok:
         return False, f"git apply: {_tail(result)}", False
     return True, "", bool(marker) and marker in result.output

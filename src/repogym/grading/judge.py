@@ -7,15 +7,24 @@ the run                                               outcome              tests
 ====================================================  ===================  ==========================
 hit the wall-clock limit                              TIMEOUT              none
 left no trusted report (killed, crashed, tampered)    TESTS_DID_NOT_RUN    none
-reports the canary PASSED or XFAIL                    REPORT_FORGED        none
+reports the canary PASSED, or XFAIL without a mark    REPORT_FORGED        none
 every F2P and P2P test passed, canary not FAILED      REPORT_FORGED        none
 every F2P and P2P test passed (canary FAILED)         RESOLVED (FULL)      all
 anything else                                         UNRESOLVED           all (PARTIAL or NO)
 ====================================================  ===================  ==========================
 
-"Passed" is PASSED or XFAIL (SWE-bench counts an expected failure as a pass; the parsers only report XFAIL
-for a test that carries an xfail mark, never for a ``pytest.xfail()`` raised at run time). A test the
-report does not name did not pass. PARTIAL is SWE-bench's: some FAIL_TO_PASS tests passed, not all, and
+"Passed" is PASSED or XFAIL (SWE-bench counts an expected failure as a pass), with two guards, since code
+under test runs in the test process and can make a failing test an expected failure:
+
+- the parsers report XFAIL only for a test that carried an xfail mark when collection ended (the report
+  plugin keeps those marks and ignores any added later), never for a ``pytest.xfail()`` raised at run time;
+- the grader's static reading of the trusted test sources (test_sources.py: the test files after the test
+  patch, and the conftest.py files on each test's path) must find an xfail mark that can apply to the
+  test: code under test imported while tests are collected could have added the mark. An XFAIL without one
+  counts as FAILED, and the verdict's detail says so. (`judge` without `may_xfail`, for callers that read
+  no sources, counts every XFAIL.)
+
+A test the report does not name did not pass. PARTIAL is SWE-bench's: some FAIL_TO_PASS tests passed, not all, and
 every PASS_TO_PASS test passed.
 
 Test ids: a FAIL_TO_PASS / PASS_TO_PASS id the report has is judged by the report. SWE-bench's own lists
@@ -44,12 +53,15 @@ SKIPPED, under one of two rules (`SkipRule`):
   all-skipped FAIL_TO_PASS list scored FULL; that rule is not offered: it is the hole v5 closed.)
 
 The canary (canary.py) is a test the grader added that fails in any honest run; a report that does not
-say so was not written by an honest run.
+say so was not written by an honest run. A canary reported XFAIL is an honest failure only where the trusted
+sources can xfail its class or module (its own xfail marks are dropped when it is planted).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from repogym.grading.canary import Canary
@@ -92,9 +104,14 @@ _SKIPS_BY_NAME = frozenset({"django", "unittest"})
 
 
 def judge(
-    task: Task, report: TestReport, canary: Canary | None = None, skip_rule: SkipRule = SkipRule.STRICT
+    task: Task,
+    report: TestReport,
+    canary: Canary | None = None,
+    skip_rule: SkipRule = SkipRule.STRICT,
+    may_xfail: Callable[[str], bool] | None = None,
 ) -> Verdict:
-    """The verdict on `report` for `task` (see the module's table and SKIPPED rules).
+    """The verdict on `report` for `task` (see the module's table and its SKIPPED and XFAIL rules);
+    `may_xfail`: whether an xfail mark of the trusted sources can apply to a test (test_sources.py).
 
     >>> from repogym.grading.report import TestReport, TestStatus as S
     >>> task = Task("t", "o/r", "c0ffee", "", FAIL_TO_PASS=["t.py::a"], PASS_TO_PASS=["t.py::b"])
@@ -111,6 +128,9 @@ def judge(
     'REPORT_FORGED'
     >>> judge(task, run(a=S.FAILED, b=S.PASSED), canary).outcome.value  # a broken file loses the canary too
     'UNRESOLVED'
+    >>> unmarked = judge(task, run(a=S.XFAIL, b=S.PASSED, test_x=S.FAILED), canary, may_xfail=lambda t: False)
+    >>> unmarked.outcome.value, unmarked.fail_to_pass
+    ('UNRESOLVED', {'t.py::a': <TestStatus.FAILED: 'FAILED'>})
     >>> judge(task, TestReport(collected=False, note="no report")).outcome.value
     'TESTS_DID_NOT_RUN'
     """
@@ -119,22 +139,42 @@ def judge(
     if not report.collected:
         why = _hide(report.note, canary) or "the test run produced no trusted results"
         return _untrusted(task, Outcome.TESTS_DID_NOT_RUN, why)
-    required = {test: _result_for(test, report) for test in [*task.FAIL_TO_PASS, *task.PASS_TO_PASS]}
+    found = {test: _result_for(test, report) for test in [*task.FAIL_TO_PASS, *task.PASS_TO_PASS]}
+    required = {test: _counted(test, result, may_xfail) for test, result in found.items()}
+    unmarked = [test for test, result in required.items() if result is not found[test]]
     statuses = {test: result.status for test, result in required.items() if result is not None}
     not_counted = _not_counted(task, required, report, skip_rule)
     status = resolved_status(statuses, task.FAIL_TO_PASS, task.PASS_TO_PASS, not_counted)
-    forged = _canary_problem(report.statuses(), canary, resolved=status is ResolvedStatus.FULL)
+    forged = _canary_problem(report.statuses(), canary, status is ResolvedStatus.FULL, may_xfail)
     if forged:
         return _untrusted(task, Outcome.REPORT_FORGED, f"the test report cannot be believed: {forged}")
     f2p = {test: statuses.get(test) for test in task.FAIL_TO_PASS}
     p2p = {test: statuses.get(test) for test in task.PASS_TO_PASS}
-    uncounted = _uncounted_note(not_counted)
+    notes = [_uncounted_note(not_counted), _unmarked_note(unmarked)]
     if status is ResolvedStatus.FULL:
-        return Verdict(Outcome.RESOLVED, status, f2p, p2p, uncounted, not_counted)
+        return Verdict(Outcome.RESOLVED, status, f2p, p2p, "; ".join(filter(None, notes)), not_counted)
     failing = [t for t, s in {**f2p, **p2p}.items() if t not in not_counted and (s is None or not s.ok)]
     detail = f"{len(failing)} required test(s) did not pass: {', '.join(failing[:5])}"
     return Verdict(
-        Outcome.UNRESOLVED, status, f2p, p2p, "; ".join(filter(None, [detail, uncounted])), not_counted
+        Outcome.UNRESOLVED, status, f2p, p2p, "; ".join(filter(None, [detail, *notes])), not_counted
+    )
+
+
+def _counted(
+    test_id: str, result: TestResult | None, may_xfail: Callable[[str], bool] | None
+) -> TestResult | None:
+    """`result`, or a FAILED one for an XFAIL that no xfail mark of the trusted sources can explain."""
+    if result is None or result.status is not TestStatus.XFAIL or may_xfail is None or may_xfail(test_id):
+        return result
+    return dataclasses.replace(result, status=TestStatus.FAILED)
+
+
+def _unmarked_note(unmarked: list[str]) -> str:
+    if not unmarked:
+        return ""
+    return (
+        f"{len(unmarked)} test(s) reported as expected failures counted as failures, since no xfail mark in "
+        f"the task's test files can apply to them: {', '.join(unmarked[:5])}"
     )
 
 
@@ -190,11 +230,21 @@ def _uncounted_note(not_counted: dict[str, str]) -> str:
     return f"{len(not_counted)} PASS_TO_PASS test(s) not counted: {shown}"
 
 
-def _canary_problem(statuses: dict[str, TestStatus], canary: Canary | None, *, resolved: bool) -> str:
-    """Why the canary's results show a forged report ('' when they do not)."""
+def _canary_problem(
+    statuses: dict[str, TestStatus],
+    canary: Canary | None,
+    resolved: bool,
+    may_xfail: Callable[[str], bool] | None = None,
+) -> str:
+    """Why the canary's results show a forged report ('' when they do not). An XFAIL is an honest failure
+    only where a class or module xfail mark of the trusted sources can apply to the canary."""
     if canary is None:
         return ""
-    seen = {status for test_id, status in statuses.items() if canary.matches(test_id)}
+    seen = set()
+    for test_id, status in statuses.items():
+        if canary.matches(test_id):
+            honest_xfail = status is TestStatus.XFAIL and may_xfail is not None and may_xfail(test_id)
+            seen.add(TestStatus.FAILED if honest_xfail else status)
     if seen & {TestStatus.PASSED, TestStatus.XFAIL}:
         return "a check the grader added, which fails in every honest run, is reported as passing"
     if resolved and seen != {TestStatus.FAILED}:

@@ -18,14 +18,17 @@ on the benchmark machine, a tenth of a short grade. Here the command runs in two
 
 The check at the checkpoint:
 
-- every changed path outside the test patch's files is judged by the candidate rules, as before;
-- every test patch file must hold exactly what the test patch (and the canary) make of the base commit's
-  file; anything else means the candidate touched it, and the grader redoes the grade the slow way in a
-  reset episode, whose checks name the fault (the two ways give the same verdict on every input).
+- every changed path outside the test patch's files and the canary's file is judged by the candidate rules,
+  as before (the files that hold the task's required tests among the protected ones);
+- every test patch file, and the canary's file, must hold exactly what the test patch and the canary make of
+  the base commit's file (a synthetic task has no test patch: its canary's file must be the base commit's
+  with the canary appended); anything else means the candidate touched it, and the grader redoes the grade
+  the slow way in a reset episode, whose checks name the fault (the two ways give the same verdict on every
+  input).
 
 Used only where that holds and is cheap: overlayfs episodes (the changes are read from the upper layer), a
-test patch of plain text edits (no renames, copies or binary sections), and a candidate that touches no
-packaging file (those need the install step between the two patches).
+test patch of plain text edits or none (no renames, copies or binary sections), and a candidate that touches
+no packaging file (those need the install step between the two patches).
 """
 
 from __future__ import annotations
@@ -79,7 +82,8 @@ class OnePass:
 
 def usable(episode: Episode, candidate: str, test_patch: str) -> list[PatchedFile] | None:
     """The test patch's sections when the one-pass way applies to this grade, else None. An empty candidate
-    (the empty patch, an agent that changed nothing) goes this way too."""
+    (the empty patch, an agent that changed nothing) goes this way too, and so does an empty test patch
+    (a synthetic task: no sections)."""
     overlay = episode.layer.overlay()
     if overlay is None or overlay.upper is None:
         return None
@@ -87,7 +91,9 @@ def usable(episode: Episode, candidate: str, test_patch: str) -> list[PatchedFil
         paths = changed_paths(candidate)
         if not paths or touches_packaging(paths):
             return None
-    sections = parse_patch(test_patch) if test_patch.strip() else None
+    if not test_patch.strip():
+        return []  # a synthetic task: the canary alone is added to the tests
+    sections = parse_patch(test_patch)
     if not sections:
         return None
     for section in sections:
@@ -159,7 +165,12 @@ def _applying_script(
     inbox: list[str],
 ) -> str:
     """Part 1 of the command as a script in the inbox; returns its path in the jail."""
-    tests_path = episode.put_file(inbox[1], test_patch)
+    applying_tests = ""
+    if test_patch.strip():
+        tests_path = episode.put_file(inbox[1], test_patch)
+        applying_tests = (
+            f"git apply --whitespace=nowarn {tests_path} || {{ echo {nonce}:tests-failed; wait; exit 0; }}\n"
+        )
     planting = ""
     if canary is not None:
         code = episode.put_file(f"{nonce}.py", canary.code)
@@ -178,7 +189,7 @@ def _applying_script(
     script = (
         applying
         + (f"{{ {compiling.command}; }} >/dev/null 2>&1 &\n" if compiling is not None else "")
-        + f"git apply --whitespace=nowarn {tests_path} || {{ echo {nonce}:tests-failed; wait; exit 0; }}\n"
+        + applying_tests
         + planting
         + f"wait\necho {nonce}:done\n"
     )
@@ -246,16 +257,15 @@ def check(
 def _expected_test_files(
     sections: list[PatchedFile], lowers: tuple[Path, ...], canary: Canary | None
 ) -> dict[str, bytes] | None:
-    """Each test patch file's bytes after the test patch (and the canary) over the installed tree."""
+    """Each test patch file's bytes after the test patch (and the canary's file's, with the canary: a file of
+    the test patch, or of the base commit's tree when it holds a test the test patch does not touch) over the
+    installed tree."""
     expected: dict[str, bytes] = {}
     for section in sections:
         path = section.path
-        before = b""
-        if not section.is_added_file:
-            entry = lookup(path, lowers)
-            if entry is None or entry.is_symlink() or not entry.is_file():
-                return None
-            before = entry.read_bytes()
+        before = b"" if section.is_added_file else _installed(path, lowers)
+        if before is None:
+            return None
         try:
             text = before.decode("utf-8")
         except UnicodeDecodeError:
@@ -267,10 +277,19 @@ def _expected_test_files(
             return None
         expected[path] = after.encode("utf-8")
     if canary is not None:
-        if canary.path not in expected:
+        before = expected[canary.path] if canary.path in expected else _installed(canary.path, lowers)
+        if before is None:
             return None
-        expected[canary.path] += canary.code.encode("utf-8")
+        expected[canary.path] = before + canary.code.encode("utf-8")
     return expected
+
+
+def _installed(path: str, lowers: tuple[Path, ...]) -> bytes | None:
+    """A regular file's bytes in the episode's lower layers (the installed base commit), else None."""
+    entry = lookup(path, lowers)
+    if entry is None or entry.is_symlink() or not entry.is_file():
+        return None
+    return entry.read_bytes()
 
 
 def _no_newline_marker(section: PatchedFile) -> bool:

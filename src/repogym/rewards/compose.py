@@ -12,7 +12,12 @@ With the default config (the seed's: tests_pass 1.0, compile_pass 0.5, minimal_d
 - a patch that breaks compilation: -0.5 plus the tests term (so -0.5 when unresolved), and
   -0.1 more if the patch is also unnecessary;
 - a component that abstains (e.g. compile_pass when the grader did not check) adds 0 and shows
-  as None.
+  as None;
+- a grade of REPORT_FORGED (the attempt's code rewrote the test report) is worth
+  `RewardConfig.forged_report_penalty` (-1.0), whatever the components say: they show as None in
+  the breakdown, beside a `forged_report` term holding the penalty, and keep their own values in
+  `raw`. Without it a forger kept every term but the tests' (0.9 through submit, 1.68 as an
+  agentless answer at 385871c).
 """
 
 from __future__ import annotations
@@ -25,7 +30,11 @@ from typing import Any
 
 from repogym.config import RewardConfig, validate_config
 from repogym.errors import ConfigError, RepogymError, UnknownNameError
+from repogym.grading.report import GradeResult, Outcome
 from repogym.rewards.components import RUNTIME_KWARGS, RewardFn, reward_fns
+
+#: The breakdown's term for the fixed penalty of a REPORT_FORGED grade (no component may take the name).
+FORGED_REPORT = "forged_report"
 
 
 class RewardError(RepogymError):
@@ -63,10 +72,15 @@ class ComposedReward:
     >>> reward = compose({"components": [{"name": "fmt", "weight": 0.5, "fn": "format"}]})
     >>> reward(format_errors=1, patch="")
     RewardBreakdown(total=-0.5, components={'fmt': -0.5}, raw={'fmt': -1.0})
+    >>> from repogym.grading.report import GradeResult, Outcome, ResolvedStatus
+    >>> reward(format_errors=0, grade=GradeResult("t", Outcome.REPORT_FORGED, ResolvedStatus.NO))
+    RewardBreakdown(total=-1.0, components={'fmt': None, 'forged_report': -1.0}, raw={'fmt': 0.0, 'forged_report': -1.0})
     """
 
-    def __init__(self, components: list[Component]) -> None:
+    def __init__(self, components: list[Component], forged_report_penalty: float = -1.0) -> None:
         self.components = tuple(components)
+        self.forged_report_penalty = float(forged_report_penalty)
+        """The whole reward of a REPORT_FORGED grade (`RewardConfig.forged_report_penalty`)."""
 
     @property
     def names(self) -> list[str]:
@@ -79,12 +93,19 @@ class ComposedReward:
             value = _checked(component, component.fn(**facts, **component.options))
             raw[component.name] = value
             weighted[component.name] = None if value is None else component.weight * value
+        grade = facts.get("grade")
+        if isinstance(grade, GradeResult) and grade.outcome is Outcome.REPORT_FORGED:
+            # No term may pay a forger: the penalty replaces them all (their own values stay in `raw`).
+            penalty = self.forged_report_penalty
+            weighted = {**dict.fromkeys(weighted), FORGED_REPORT: penalty}
+            raw[FORGED_REPORT] = penalty
+            return RewardBreakdown(total=penalty, components=weighted, raw=raw)
         total = sum(value for value in weighted.values() if value is not None)
         return RewardBreakdown(total=float(total), components=weighted, raw=raw)
 
     def __repr__(self) -> str:
         terms = ", ".join(f"{c.name}={c.weight:g}*{c.fn_name}" for c in self.components)
-        return f"ComposedReward({terms})"
+        return f"ComposedReward({terms}; {FORGED_REPORT}={self.forged_report_penalty:g})"
 
 
 def _checked(component: Component, value: Any) -> float | None:
@@ -112,13 +133,22 @@ def compose(config: RewardConfig | Mapping[str, Any]) -> ComposedReward:
         where = f"reward.components.{index}"
         if entry.name in seen:
             raise ConfigError(f"{where}.name: {entry.name!r} is used twice; give each component its own name")
+        if entry.name == FORGED_REPORT:
+            raise ConfigError(
+                f"{where}.name: {FORGED_REPORT!r} is the breakdown's term for a forged report's penalty "
+                "(reward.forged_report_penalty); give the component another name"
+            )
         seen.add(entry.name)
         if not math.isfinite(entry.weight):
             raise ConfigError(f"{where}.weight: must be a finite number, got {entry.weight!r}")
         fn = _resolve(entry.fn, where)
         _check_options(fn, entry.fn, dict(entry.kwargs), where)
         components.append(Component(entry.name, entry.weight, fn, entry.fn, dict(entry.kwargs)))
-    return ComposedReward(components)
+    if not math.isfinite(config.forged_report_penalty):
+        raise ConfigError(
+            f"reward.forged_report_penalty: must be a finite number, got {config.forged_report_penalty!r}"
+        )
+    return ComposedReward(components, config.forged_report_penalty)
 
 
 def _resolve(name: str, where: str) -> RewardFn:

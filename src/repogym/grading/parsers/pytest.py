@@ -3,8 +3,10 @@
 Mapping (per test id, a pytest nodeid such as ``tests/test_x.py::TestC::test_y[1-2]``, as SWE-bench uses):
 setup failed -> ERROR; call failed -> FAILED (a strict xpass fails its call); teardown failed -> ERROR;
 call passed -> PASSED (a non-strict xpass too); skipped -> SKIPPED; an expected failure -> XFAIL when the test
-carries an xfail mark, FAILED when it came from ``pytest.xfail()`` at run time (code under test can call it);
-a file that fails to collect -> ERROR under the file's id.
+carried an xfail mark when collection ended, FAILED when it came from ``pytest.xfail()`` at run time or from a
+mark added while the test ran (code under test can do both); a file that fails to collect -> ERROR under the
+file's id. (The grader counts an XFAIL only where its static reading of the trusted test sources finds a mark
+that can apply: grading/judge.py, grading/test_sources.py.)
 
 Guarantees:
 
@@ -237,7 +239,8 @@ def _skipped_from(phases: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def _xfail_raised_at_run_time(phases: Mapping[str, Mapping[str, Any]]) -> bool:
-    """An expected failure of a test without an xfail mark: pytest.xfail() called while it ran."""
+    """An expected failure of a test that had no xfail mark when collection ended: pytest.xfail() called, or
+    a mark added, while it ran."""
     decisive = phases.get("call") or phases.get("setup")
     if decisive is None or decisive.get("outcome") != "skipped" or decisive.get("wasxfail") is not True:
         return False

@@ -10,9 +10,10 @@ Records, one JSON object per line, in this order:
 - ``{"event": "start", "pytest": ..., "python": ..., "pid": ...}``
 - ``{"event": "test", "nodeid": ..., "when": "setup"|"call"|"teardown", "outcome": "passed"|"failed"|"skipped",
   "wasxfail": bool, "xfail_marked": bool, "duration": float}`` per test phase; ``xfail_marked`` says whether
-  the test carries an xfail mark (its own, its class's or its module's), so that an xfail raised at run time
-  by ``pytest.xfail()``, which code under test can call, is told apart from an expected failure; a skipped
-  phase adds ``"skipped_from"`` (see below)
+  the test carried an xfail mark (its own, its class's or its module's) when collection ended, so that an
+  xfail raised at run time by ``pytest.xfail()``, or a mark added to the running test (through the stack,
+  gc or ``request.node``), both of which code under test can do, is told apart from an expected failure; a
+  skipped phase adds ``"skipped_from"`` (see below)
 - ``{"event": "collect_error", "nodeid": ...}`` per file (or directory) that failed to collect
 - ``{"event": "collect_skip", "nodeid": ..., "skipped_from": ...}`` per file (or directory) skipped while it
   was collected (a module-level ``pytest.importorskip``, ``pytest.skip(allow_module_level=True)``, a SkipTest)
@@ -30,6 +31,13 @@ a skip of its own.
 
 The parser (repogym.grading.parsers.pytest) trusts the report only when it ends with the sessionfinish record
 and that record's exit status equals the process's exit code.
+
+Marks are taken when collection ends (after every ``pytest_collection_modifyitems`` hook, conftest.py's
+included), before any test runs: a mark added later, while tests run, is not an expected failure here.
+Code under test imported during collection can still add marks then; the grader checks every XFAIL against
+a static reading of the trusted test sources (grading/test_sources.py). Under pytest-xdist without this
+plugin in the workers, the controller has no collection of its own and falls back to the report's keywords
+(marks as they are when the report is made); the static reading still applies.
 
 Written for every interpreter a task may use: Python 2.7 and 3.6+ syntax (no f-strings, no annotations), the
 standard library only, pytest >= 2.8 (pytest.hookimpl). Under pytest-xdist only the controller writes; workers
@@ -89,7 +97,7 @@ class _Reporter(object):
             "when": report.when,
             "outcome": outcome,
             "wasxfail": hasattr(report, "wasxfail"),
-            "xfail_marked": _xfail_marked(report),
+            "xfail_marked": _xfail_marked_at_collection(report),
             "duration": float(getattr(report, "duration", 0.0) or 0.0),
         }
         if outcome == "skipped":
@@ -125,7 +133,19 @@ class _Reporter(object):
 
 
 _SKIPPED_FROM = "repogym_skipped_from"
+_XFAIL_MARKED = "repogym_xfail_marked"
 _ROOT = [os.path.realpath(os.getcwd())]
+# nodeid -> whether the item carried an xfail mark when collection ended.
+_MARKED_AT_COLLECTION = {}
+
+
+# tryfirst on a hook wrapper: its code after the yield runs after every other implementation and wrapper,
+# so the marks kept are those collection ends with (a conftest's modifyitems adding xfail marks included).
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_collection_modifyitems(session, config, items):
+    yield
+    for item in items:
+        _MARKED_AT_COLLECTION[item.nodeid] = _has_xfail_mark(item)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -133,6 +153,8 @@ def pytest_runtest_makereport(item, call):
     raised = call.excinfo  # before the unittest plugin swaps a SkipTest for a skip of pytest's own
     outcome = yield
     report = outcome.get_result()
+    # A test that was never collected as an item (none should be) carries no mark.
+    setattr(report, _XFAIL_MARKED, bool(_MARKED_AT_COLLECTION.get(item.nodeid, False)))
     if getattr(report, "outcome", "") == "skipped" and not hasattr(report, "wasxfail"):
         try:
             origin = _test_skip_origin(item, raised, call.excinfo)
@@ -263,8 +285,20 @@ def _inside(path, folder):
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def _xfail_marked(report):
-    """True when the test carries an xfail mark: marks are among a report's keywords (under xdist too)."""
+def _has_xfail_mark(item):
+    """True when the item carries an xfail mark (its own, its class's, its module's): marks are keywords."""
+    try:
+        return "xfail" in item.keywords
+    except Exception:  # a keywords object of an unexpected kind: no mark seen
+        return False
+
+
+def _xfail_marked_at_collection(report):
+    """Whether the test carried an xfail mark when collection ended; a report from a process without this
+    plugin (an xdist worker) falls back to its keywords, the marks when the report was made."""
+    marked = getattr(report, _XFAIL_MARKED, None)
+    if marked is not None:
+        return bool(marked)
     try:
         return "xfail" in (getattr(report, "keywords", None) or {})
     except Exception:  # a keywords object of an unexpected kind: no mark seen
