@@ -100,14 +100,22 @@ def test_write_to_environment_cache_fails(episode, toy_runtime):
     assert not (venv / "evil").exists() and not (venv / "evil2").exists()
 
 
-def test_write_to_bare_mirror_fails(episode, toy_runtime):
-    mirror = toy_runtime.mirror_path
-    before = _tree_digest(mirror)
+def test_write_to_bare_mirror_or_shared_history_packs_fails(episode, toy_runtime):
+    """The mirror is not in the jail at all (it was bound read-only: its objects hold every later commit),
+    and the checkout's packs, hard links shared with every checkout of the repo through the history store
+    (sandbox/history.py), change only in the episode's own layer, however the jail rewrites them."""
+    mirror, packs = toy_runtime.mirror_path, toy_runtime.pristine / ".git" / "objects" / "pack"
+    before = (_tree_digest(mirror), _tree_digest(packs))
     result = episode.run(
-        "touch /opt/repogym/mirror/objects/evil; git gc --prune=now 2>&1; git repack -ad 2>&1"
+        "touch /opt/repogym/mirror/objects/evil 2>&1; ls /opt/repogym; "
+        "for pack in .git/objects/pack/*; do chmod u+w $pack; echo evil >> $pack; done; "
+        "git gc --prune=now 2>&1; git repack -ad 2>&1"
     )
-    assert _tree_digest(mirror) == before
-    assert "Read-only file system" in result.output
+    assert (_tree_digest(mirror), _tree_digest(packs)) == before
+    assert "No such file or directory" in result.output and "mirror" not in result.output.split("\n", 1)[1]
+    assert os.stat(next(packs.glob("*.pack"))).st_uid == os.getuid()  # the store's, not the sandbox uid's
+    episode.reset()
+    assert episode.run("git fsck --full 2>&1 && git log --oneline").ok
 
 
 def test_write_to_pristine_checkout_through_workspace_leaves_it_intact(episode, toy_runtime):

@@ -29,7 +29,7 @@ from repogym.sandbox.bwrap import SANDBOX_UID, is_root
 from repogym.sandbox.cache import cache_dir
 from repogym.sandbox.envkey import env_key, environment_packages, exclude_newer_timestamp
 from repogym.sandbox.interpreters import Interpreter, find_interpreters, pick_interpreter
-from repogym.sandbox.workspace import MIRROR_OBJECTS, EpisodeLayer, checkout_mirror
+from repogym.sandbox.workspace import EpisodeLayer
 from repogym.task import Task
 
 __all__ = [
@@ -210,7 +210,8 @@ def host_ca_bundle() -> Path | None:
 
 
 def build_binds(pristine: Path, isolated: bool = True) -> tuple[Bind, ...]:
-    """What every build step sees besides the repo and venv: uv, its cache, the CA bundle, git objects.
+    """What every build step sees besides the repo and venv: uv, its cache, the CA bundle. (git works in the
+    build from the checkout's own .git, which holds the commit's history: setuptools_scm reads it.)
 
     `isolated` False (the local backend, which runs uv as the invoking user): a uv cache of its own, so
     it never leaves files in the jails' cache that the sandbox uid cannot read.
@@ -224,10 +225,6 @@ def build_binds(pristine: Path, isolated: bool = True) -> tuple[Bind, ...]:
     ca = host_ca_bundle()
     if ca is not None:
         binds.append(Bind(ca, _CA_JAIL))
-    mirror_path = checkout_mirror(pristine)
-    if mirror_path is not None:
-        # git works in the build (setuptools_scm reads the commit from it).
-        binds.append(Bind(mirror_path / "objects", MIRROR_OBJECTS))
     return tuple(binds)
 
 

@@ -16,7 +16,7 @@ overlayfs (not root, or REPOGYM_NO_OVERLAY=1) the layers are full copies of
 the checkout and the venv: correct, heavier on disk and time.
 
 Each layer also records a git baseline of the installed tree (an index, the
-objects it needs beyond the mirror's, and its tree), so an episode's diff is
+objects it needs beyond the commit's own, and its tree), so an episode's diff is
 what the episode changed, never what the install generated.
 
 Not kept: anything the step writes outside /testbed and the venv (/tmp, the
@@ -45,7 +45,7 @@ from repogym.sandbox.envbuild import (
     run_build_step,
 )
 from repogym.sandbox.overlaytrees import flatten, only_rewrites
-from repogym.sandbox.workspace import MIRROR_OBJECTS, PRISTINE_GIT, checkout_mirror
+from repogym.sandbox.workspace import PRISTINE_GIT
 from repogym.task import Task
 
 #: Where an episode's diff finds the baseline of its commit's installed tree (read-only).
@@ -57,7 +57,7 @@ class Baseline:
     """The installed tree of a commit as git sees it: diffs are taken against `tree`."""
 
     folder: Path
-    """Holds `index` (the installed tree's index) and `objects` (what it needs beyond the mirror)."""
+    """Holds `index` (the installed tree's index) and `objects` (what it needs beyond the checkout's)."""
     tree: str
 
 
@@ -186,8 +186,7 @@ def _install(
 def _make_baseline(sandbox: Sandbox, env: EnvHandle, pristine: Path, folder: Path, overlay: bool) -> None:
     """Record the installed tree in git terms (see the module docstring); none when nothing was written."""
     repo = folder / "repo"
-    mirror_path = checkout_mirror(pristine)
-    if not _has_entries(repo) or mirror_path is None:
+    if not _has_entries(repo):
         return
     baseline = folder / "baseline"
     shutil.rmtree(baseline, ignore_errors=True)
@@ -204,7 +203,6 @@ def _make_baseline(sandbox: Sandbox, env: EnvHandle, pristine: Path, folder: Pat
         overlay=view,
         extra=(
             Bind(pristine / ".git", PRISTINE_GIT),
-            Bind(mirror_path / "objects", MIRROR_OBJECTS),
             Bind(baseline, BASELINE_DIR, writable=True),
         ),
     )
@@ -261,11 +259,10 @@ def _literal_pattern(path: str) -> str:
 
 
 def git_environment(index: str, objects: str, extra_alternates: str) -> str:
-    """`export ...; ` of the variables that make git read the pristine .git (read-only) with a scratch
-    index and object store, and no configuration of the jail's own (it could define filters)."""
-    alternates = f"{PRISTINE_GIT}/objects:{MIRROR_OBJECTS}" + (
-        f":{extra_alternates}" if extra_alternates else ""
-    )
+    """`export ...; ` of the variables that make git read the pristine .git (read-only; its objects are the
+    commit's whole history) with a scratch index and object store, and no configuration of the jail's own
+    (it could define filters)."""
+    alternates = f"{PRISTINE_GIT}/objects" + (f":{extra_alternates}" if extra_alternates else "")
     return (
         f"export GIT_DIR={PRISTINE_GIT} GIT_WORK_TREE={REPO_DIR} GIT_INDEX_FILE={index} "
         f"GIT_OBJECT_DIRECTORY={objects} GIT_ALTERNATE_OBJECT_DIRECTORIES={alternates} "

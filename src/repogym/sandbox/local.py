@@ -22,7 +22,6 @@ import warnings
 from repogym.sandbox.base import OUT_DIR, REPO_DIR, VENV_DIR, Checkpoint, ExecResult, Limits, Mounts
 from repogym.sandbox.bwrap import jail_environment
 from repogym.sandbox.process import run_process
-from repogym.sandbox.workspace import MIRROR_OBJECTS
 
 
 def _warn() -> None:
@@ -60,9 +59,6 @@ class LocalSandbox:
         host_paths.setdefault(OUT_DIR, str(mounts.tmp))
         environment = {k: _to_host(v, host_paths) for k, v in {**environment, **(env or {})}.items()}
         environment["PYTHONPATH"] = f"{workspace}/src:{workspace}"
-        if MIRROR_OBJECTS in host_paths:
-            # Checkouts name the mirror by its jail path; point git at the host folder instead.
-            environment["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = host_paths[MIRROR_OBJECTS]
         # Workspaces belong to the sandbox uid (shared with bwrap), not to the user running git here.
         environment.update(
             {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}

@@ -37,7 +37,7 @@ from repogym.sandbox.envbuild import UV_JAIL, EnvBuilder, EnvHandle
 from repogym.sandbox.installs import BASELINE_DIR, CommitLayers, ensure_commit_layers, git_environment
 from repogym.sandbox.local import LocalSandbox
 from repogym.sandbox.repos import mirror, resolve_repo_source
-from repogym.sandbox.workspace import MIRROR_OBJECTS, PRISTINE_GIT, EpisodeLayer, pristine_checkout
+from repogym.sandbox.workspace import PRISTINE_GIT, EpisodeLayer, pristine_checkout
 from repogym.task import Task
 
 sandboxes: Registry[type] = Registry("sandbox")
@@ -146,10 +146,10 @@ class Episode:
 
     def mounts(self, *extra: Bind) -> Mounts:
         runtime = self.runtime
-        if runtime.env is None or runtime.mirror_path is None:
+        if runtime.env is None:
             raise SandboxError("TaskRuntime.prepare() must run before episode()")
+        # No mirror here: the checkout's .git holds its commit's history and nothing after it.
         binds = [
-            Bind(runtime.mirror_path / "objects", MIRROR_OBJECTS),
             Bind(self.layer.out, OUT_DIR, writable=True),
             Bind(self.layer.inbox, IN_DIR),
         ]

@@ -3,8 +3,21 @@
 A pristine checkout of (repo, commit) is materialised once from a
 content-addressed blob store: every file is a hardlink to its blob, so a
 second commit of a cached repo costs only the files that differ plus a small
-`.git` (an index and an alternates link to the mirror). Checkouts are never
+`.git`: an index, the tags of the commit's past, and hard links to the packs
+that hold the commit's history (sandbox/history.py). Checkouts are never
 written to again.
+
+Guarantees:
+- The episode's git holds exactly the history up to the base commit: the
+  objects reachable from it and the annotated tags of its past, no other
+  object, ref or reflog; the mirror is never visible in the jail (no
+  alternates, no bind). `git log`, `git describe --tags`, `git status`,
+  `git diff` and `git fsck --full` work there as in a clone cut at the commit.
+- A submodule's files come from the mirror's copy of it, at its pinned
+  commit; the submodule gets no `.git` of its own.
+
+Not guaranteed:
+- A history the mirror lacks: a shallow mirror gives a shallow checkout.
 
 An episode sees the checkout at /testbed through a private writable layer:
 overlayfs (upper/work folders, mounted per command in a private mount
@@ -35,10 +48,12 @@ from filelock import FileLock
 from repogym.sandbox.base import OverlaySpec
 from repogym.sandbox.bwrap import SANDBOX_UID, is_root
 from repogym.sandbox.cache import cache_dir
+from repogym.sandbox.history import link_history
 from repogym.sandbox.repos import git
 
-#: Where a task's mirror objects are bound in the jail (the checkouts' alternates point here).
-MIRROR_OBJECTS = "/opt/repogym/mirror/objects"
+#: Part of a checkout's cache key. 2: the history in packs of its own; layout 1 (an alternates file naming
+#: the mirror's objects) is never reused, so no checkout can reach the mirror's future commits.
+_CHECKOUT_LAYOUT = 2
 #: Where repogym's own git commands see the pristine checkout's .git (read-only).
 PRISTINE_GIT = "/opt/repogym/pristine-git"
 _MODES = {b"100644": 0o644, b"100755": 0o755}
@@ -66,7 +81,7 @@ def _owner() -> int | None:
 
 def pristine_checkout(mirror_path: Path, commit: str) -> Path:
     """The read-only checkout of `commit` (materialised on first use)."""
-    key = hashlib.sha256(f"{mirror_path}\0{commit}".encode()).hexdigest()[:20]
+    key = hashlib.sha256(f"{mirror_path}\0{commit}\0{_CHECKOUT_LAYOUT}".encode()).hexdigest()[:20]
     path = cache_dir("checkouts") / key
     complete = path.with_name(f"{key}.complete")  # beside, not inside: the jail must not see it
     if complete.exists():
@@ -80,17 +95,8 @@ def pristine_checkout(mirror_path: Path, commit: str) -> Path:
         if path.exists():
             shutil.rmtree(path)
         os.replace(tmp, path)
-        path.with_name(f"{key}.mirror").write_text(str(mirror_path))
         complete.touch()
     return path
-
-
-def checkout_mirror(pristine: Path) -> Path | None:
-    """The mirror a pristine checkout borrows its objects from (its `.git` names it by the jail path only)."""
-    try:
-        return Path(pristine.with_name(f"{pristine.name}.mirror").read_text())
-    except OSError:
-        return None
 
 
 def _materialise(mirror_path: Path, commit: str, dest: Path) -> None:
@@ -98,7 +104,8 @@ def _materialise(mirror_path: Path, commit: str, dest: Path) -> None:
     _write_tree(mirror_path, commit, dest)
     _make_git_dir(mirror_path, commit, dest)
     if owner is not None:
-        _chown_tree(dest, owner)
+        # The packs stay root's, read-only: they are the store's own files (hard links), shared by checkouts.
+        _chown_tree(dest, owner, keep=dest / ".git" / "objects" / "pack")
 
 
 def _write_tree(mirror_path: Path, commit: str, dest: Path) -> None:
@@ -159,10 +166,15 @@ def _write_submodule(mirror_path: Path, name: str, commit: str, target: Path) ->
         _write_tree(module, commit, target)
 
 
-def _chown_tree(top: Path, owner: int) -> None:
+def _chown_tree(top: Path, owner: int, keep: Path | None = None) -> None:
+    """Give `top` and all below it to `owner`; the files directly in `keep` (not the folder) keep theirs."""
     os.chown(top, owner, owner)
     for root, dirs, files in os.walk(top):
-        for name in (*dirs, *files):
+        for name in dirs:
+            os.lchown(os.path.join(root, name), owner, owner)
+        if keep is not None and Path(root) == keep:
+            continue
+        for name in files:
             os.lchown(os.path.join(root, name), owner, owner)
 
 
@@ -201,27 +213,36 @@ def _fill_blob_store(mirror_path: Path, store: Path, wanted: dict[str, int]) -> 
         batch.wait()
 
 
-def _copy_past_tags(mirror_path: Path, commit: str, dest: Path) -> None:
+def _copy_past_tags(mirror_path: Path, commit: str, dest: Path) -> list[str]:
     """The mirror's tags that `commit` contains, so that `git describe` (setuptools_scm, versioneer) sees
     the version the commit was released under, as in a full clone; pytest's own repo, for one, refuses to run
-    its tests as version 0.1.dev. Tags of later commits are left out: they would name the future fix."""
-    tags = git("for-each-ref", "--merged", commit, "--format=%(objectname) %(refname)", "refs/tags", cwd=mirror_path)
-    if tags:
-        (dest / ".git" / "packed-refs").write_bytes(tags)
+    its tests as version 0.1.dev. Tags of later commits are left out: they would name the future fix.
+    Returns the annotated tags' objects (the checkout's history must hold them)."""
+    listing = git(
+        "for-each-ref", "--merged", commit, "--format=%(objectname) %(objecttype) %(refname)", "refs/tags",
+        cwd=mirror_path,
+    )  # fmt: skip
+    refs = [line.split(" ", 2) for line in listing.decode().splitlines() if line.count(" ") >= 2]
+    if refs:
+        text = "".join(f"{sha} {name}\n" for sha, _, name in refs)
+        (dest / ".git" / "packed-refs").write_text(text)
+    return [sha for sha, kind, _ in refs if kind == "tag"]
 
 
 def _make_git_dir(mirror_path: Path, commit: str, dest: Path) -> None:
-    """A minimal .git: HEAD detached at `commit`, objects borrowed from the mirror, a fresh index."""
+    """A minimal .git: HEAD detached at `commit`, the packs of its history (sandbox/history.py), the tags
+    of its past, a fresh index. No alternates, no reflog, no other ref."""
     git("init", "--quiet", "--template=", str(dest))
-    alternates = dest / ".git" / "objects" / "info"
-    alternates.mkdir(parents=True, exist_ok=True)
-    (alternates / "alternates").write_text(str(mirror_path / "objects") + "\n")
-    (dest / ".git" / "HEAD").write_text(commit + "\n")
-    _copy_past_tags(mirror_path, commit, dest)
+    git_dir = dest / ".git"
+    (git_dir / "HEAD").write_text(commit + "\n")
+    # Repacking the checkout's packs in an episode (gc after a `git commit`) only costs the agent time.
+    git("config", "gc.auto", "0", cwd=dest)
+    annotated = _copy_past_tags(mirror_path, commit, dest)
+    history = link_history(mirror_path, commit, annotated, git_dir / "objects" / "pack")
+    if history.shallow:
+        (git_dir / "shallow").write_text("".join(f"{sha}\n" for sha in history.shallow))
     git("read-tree", commit, cwd=dest)
     git("update-index", "-q", "--refresh", cwd=dest, check=False)
-    # From here on the checkout is only used in the jail, where the mirror's objects sit at a fixed path.
-    (alternates / "alternates").write_text(MIRROR_OBJECTS + "\n")
 
 
 @dataclass
