@@ -119,6 +119,49 @@ def test_grading_sitecustomize_faking_results_does_not_resolve(toy_task, toy_run
     assert not result.resolved
 
 
+# Fixes `add` in memory as `calc` is imported: a patch whose fix lives only in start-up code resolves when
+# that code runs, so a grade that is not RESOLVED proves the start-up code never ran.
+SITECUSTOMIZE_FIXES_ADD = (
+    "import sys\n"
+    "class _Fixer:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name != 'calc':\n"
+    "            return None\n"
+    "        sys.meta_path.remove(self)\n"
+    "        import importlib.util\n"
+    "        spec = importlib.util.find_spec(name)\n"
+    "        run = spec.loader.exec_module\n"
+    "        def fixed(module):\n"
+    "            run(module)\n"
+    "            module.add = lambda a, b: a + b\n"
+    "        spec.loader.exec_module = fixed\n"
+    "        return spec\n"
+    "sys.meta_path.insert(0, _Fixer())\n"
+)
+
+
+def test_grading_sitecustomize_package_runs_before_the_launcher(toy_task, toy_runtime):
+    """Was a hole at 385871c: the start-up rule matched the file name `sitecustomize.py` only, so a package
+    `src/sitecustomize/__init__.py` passed it; with src/ on sys.path (the editable install's .pth) site.py
+    imported it before the test launcher ran, and its fix of `add` in memory graded RESOLVED."""
+    result = _grade(
+        toy_task, toy_runtime, _new_file_patch("src/sitecustomize/__init__.py", SITECUSTOMIZE_FIXES_ADD)
+    )
+    assert not result.resolved, result.detail
+    assert result.fail_to_pass[ADD_TEST] is TestStatus.FAILED
+    assert "src/sitecustomize/__init__.py (a module run at interpreter start)" in result.ignored_paths
+
+
+def test_grading_sitecustomize_in_other_spellings_is_dropped(toy_task, toy_runtime):
+    """The same code under every other name `import sitecustomize` / `import usercustomize` could find: a
+    namespace package's module, another case, a usercustomize package. All are dropped with the reason."""
+    spellings = ["src/SiteCustomize.py", "src/usercustomize/__init__.py", "src/sitecustomize/fix.py"]
+    patch = "".join(_new_file_patch(path, SITECUSTOMIZE_FIXES_ADD) for path in spellings)
+    result = _grade(toy_task, toy_runtime, patch)
+    assert not result.resolved, result.detail
+    assert {f"{path} (a module run at interpreter start)" for path in spellings} <= set(result.ignored_paths)
+
+
 # -- helpers --------------------------------------------------------------------------------------
 
 

@@ -15,12 +15,18 @@ after the attack it stops (tests/grading/test_hostile_grading*.py):
   files the task's test command names (a runner script such as sympy's
   bin/test, a `-c` file);
 - files Python or pytest load by themselves, before or instead of the code under
-  test, are dropped: modules run at interpreter start (sitecustomize.py,
-  usercustomize.py), `.pth` files, package metadata that registers entry-point
-  plugins (`*.dist-info`, `*.egg-info`, `*.egg`, `*.egg-link`, `EGG-INFO`, in any
-  case), anything named like repogym's harness (`repogym_*`, a module or a
-  package), and compiled code a reader cannot check against its source
-  (`__pycache__`, `.pyc`, `.pyo`, `.so`, `.pyd`);
+  test, are dropped: whatever the import system would find for `sitecustomize`
+  or `usercustomize`, the modules site.py imports at interpreter start, judged by
+  how the finder matches a name (a file `NAME.<any suffix>`: .py, a sourceless
+  .pyc, an extension module `NAME.cpython-311-x86_64-linux-gnu.so`; a folder
+  `NAME`: a package or a namespace; in any case), at any depth; `.pth` files;
+  package metadata that registers entry-point plugins (`*.dist-info`,
+  `*.egg-info`, `*.egg`, `*.egg-link`, `EGG-INFO`, in any case); anything named
+  like repogym's harness (`repogym_*`, a module or a package); and compiled code
+  a reader cannot check against its source (`__pycache__`, `.pyc`, `.pyo`, `.so`,
+  `.pyd`). Compiled code the install step writes is allowed (`check_changes`'s
+  `by_install`) unless it would stand in for a file no patch may change (a cached
+  pytest module of a test file, an extension module named like one);
 - `.gitattributes` is dropped (its rules would change how git writes the task's test patch).
 """
 
@@ -44,7 +50,8 @@ TEST_NAME_GLOBS = ("test_*.py", "*_test.py")
 TEST_DIR_NAMES = frozenset({"tests", "test"})
 # .gitattributes: working-tree-encoding or eol rules would change how git writes the task's test patch.
 _ALWAYS_CONFIG = frozenset({"conftest.py", ".gitattributes", *DEDICATED_FILES})
-_STARTUP_MODULES = frozenset({"sitecustomize.py", "usercustomize.py"})
+#: The modules site.py imports by itself at interpreter start (`import sitecustomize`, `import usercustomize`).
+STARTUP_MODULES = frozenset({"sitecustomize", "usercustomize"})
 _METADATA_SUFFIXES = (".dist-info", ".egg-info", ".egg", ".egg-link")
 _COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd")
 #: `loaded_by_itself` reasons an install step's own outputs give (see `check_changes(by_install=True)`).
@@ -208,14 +215,33 @@ def is_test_path(path: str) -> bool:
 def loaded_by_itself(path: str) -> str:
     """Why Python or pytest would load `path` without the code under test asking ('' when they would not).
 
-    >>> [loaded_by_itself(p) for p in ("src/sitecustomize.py", "x.pth", "src/Evil-1.0.DIST-INFO/RECORD")]
-    ['a module run at interpreter start', 'a .pth file', 'package metadata (entry points)']
+    Start-up code is judged by what the import system would find for the name, not by one spelling: every
+    form `import sitecustomize` can take on a sys.path entry is refused, at any depth (which folders are on
+    sys.path depends on the layout, the install and PYTHONPATH).
+
+    >>> for form in ("src/sitecustomize.py", "src/sitecustomize/__init__.py", "src/sitecustomize/hooks.py",
+    ...              "lib/sitecustomize.pyc", "lib/sitecustomize.cpython-311-x86_64-linux-gnu.so",
+    ...              "sitecustomize.abi3.so", "SiteCustomize.py", "src/usercustomize/__init__.py",
+    ...              "src/sitecustomize_helpers.py", "src/calc/customize.py"):
+    ...     print(f"{form:<52} {loaded_by_itself(form) or '-'}")
+    src/sitecustomize.py                                 a module run at interpreter start
+    src/sitecustomize/__init__.py                        a module run at interpreter start
+    src/sitecustomize/hooks.py                           a module run at interpreter start
+    lib/sitecustomize.pyc                                a module run at interpreter start
+    lib/sitecustomize.cpython-311-x86_64-linux-gnu.so    a module run at interpreter start
+    sitecustomize.abi3.so                                a module run at interpreter start
+    SiteCustomize.py                                     a module run at interpreter start
+    src/usercustomize/__init__.py                        a module run at interpreter start
+    src/sitecustomize_helpers.py                         -
+    src/calc/customize.py                                -
+    >>> [loaded_by_itself(p) for p in ("x.pth", "src/Evil-1.0.DIST-INFO/RECORD", "src/calc/x.PTH")]
+    ['a .pth file', 'package metadata (entry points)', 'a .pth file']
     >>> [loaded_by_itself(p) for p in ("repogym_report/__init__.py", "calc/__pycache__/a.pyc", "calc/a.py")]
     ["a name of repogym's harness", 'compiled code', '']
     """
     pure = PurePosixPath(path)
     lowered = [part.lower() for part in pure.parts]
-    if pure.name in _STARTUP_MODULES:
+    if any(is_startup_name(part) for part in pure.parts):
         return "a module run at interpreter start"
     if lowered and lowered[-1].endswith(".pth"):
         return "a .pth file"
@@ -226,6 +252,38 @@ def loaded_by_itself(path: str) -> str:
     if "__pycache__" in lowered or lowered[-1].endswith(_COMPILED_SUFFIXES) or ".so." in lowered[-1]:
         return "compiled code"
     return ""
+
+
+def is_startup_name(name: str) -> bool:
+    """Whether a file or folder called `name` is something `import sitecustomize` / `import usercustomize`
+    could find. The path finder matches a module by its name plus a suffix that starts with a dot (.py, .pyc,
+    an extension's .cpython-311-x86_64-linux-gnu.so, whatever the interpreter's list holds) and a package or
+    namespace by the bare name, so the name is the part before the first dot; compared casefolded, as on a
+    case-insensitive filesystem (or with PYTHONCASEOK) the finder would match it.
+
+    >>> [is_startup_name(n) for n in ("sitecustomize", "USERCUSTOMIZE.py", "sitecustomize.x.so", "site.py")]
+    [True, True, True, False]
+    """
+    return name.split(".", 1)[0].casefold() in STARTUP_MODULES
+
+
+def compiled_source(path: str) -> str:
+    """The source file that compiled code at `path` stands in for ('' when `path` is not compiled code): the
+    module named by the part before the first dot, beside it or above its ``__pycache__``. pytest loads a
+    cached, rewritten test module from ``__pycache__`` when its header matches the source, and the import
+    system prefers an extension module to the ``.py`` beside it.
+
+    >>> compiled_source("tests/__pycache__/test_a.cpython-311-pytest-8.0.pyc"), compiled_source("pkg/m.abi3.so")
+    ('tests/test_a.py', 'pkg/m.py')
+    >>> compiled_source("pkg/m.py")
+    ''
+    """
+    pure = PurePosixPath(path)
+    name = pure.name.lower()
+    if not (name.endswith(_COMPILED_SUFFIXES) or ".so." in name):
+        return ""
+    folder = pure.parent.parent if pure.parent.name == "__pycache__" else pure.parent
+    return str(folder / f"{pure.name.split('.', 1)[0]}.py")
 
 
 def _ignore_reason(
@@ -254,6 +312,14 @@ def _ignore_reason(
         if is_test_path(path):
             return path, "test file"
         why = loaded_by_itself(path)
+        source = compiled_source(path)
+        if source and why == "compiled code":
+            # An install may write compiled code, but not code that stands in for what no patch may change.
+            _, source_why = _ignore_reason(
+                [source], protected, commands, pristine, is_link=False, after=_unknown
+            )
+            if source_why:
+                return path, f"compiled code standing in for {source}: {source_why}"
         if why:
             return path, why
         if name in SHARED_FILES and is_link:
@@ -261,6 +327,10 @@ def _ignore_reason(
         if path in (existing or shared) and _changes_pytest_section(path, pristine(path), after(path)):
             return path, "test configuration section"
     return "", ""
+
+
+def _unknown(_path: str) -> None:
+    return None
 
 
 def check_changes(
@@ -317,7 +387,7 @@ def is_build_output(entry: str) -> bool:
     for reason in _BUILD_OUTPUTS:
         suffix = f" ({reason})"
         if entry.endswith(suffix):
-            return PurePosixPath(entry[: -len(suffix)]).name != "entry_points.txt"
+            return PurePosixPath(entry[: -len(suffix)]).name.casefold() != "entry_points.txt"
     return False
 
 
