@@ -16,8 +16,9 @@ import pytest
 
 from repogym.grading.candidate import check_changes
 from repogym.grading.grade import _pristine_reader, _protected_paths_changed
-from repogym.sandbox.bwrap import is_root
-from repogym.sandbox.layerchanges import ChangeKind, layer_changes
+from repogym.sandbox.bwrap import BwrapSandbox, is_root
+from repogym.sandbox.layerchanges import ChangeKind, layer_changes, tree_changes
+from repogym.sandbox.runtime import TaskRuntime
 
 pytestmark = pytest.mark.skipif(not is_root(), reason="overlayfs episodes need root (else copies, no upper)")
 
@@ -85,6 +86,62 @@ def test_an_overlay_redirect_is_not_guessed_at(tmp_path: Path):
     (upper / "new").mkdir(parents=True)
     os.setxattr(upper / "new", "trusted.overlay.redirect", b"/old")
     assert layer_changes(upper, [lower]) is None
+
+
+def test_a_user_overlay_attribute_is_an_ordinary_attribute(tmp_path: Path):
+    """Was a hole at 385871c: any `.overlay.` attribute counted as overlayfs's own, so the jail, which may set
+    `user.*` attributes on its files, set `user.overlay.redirect` and made `layer_changes` give up (the
+    grader then paid for the whole-tree git diff). repogym's overlays are mounted by root: the kernel reads
+    `trusted.overlay.*` only, and so does this module."""
+    upper, lower = tmp_path / "upper", tmp_path / "lower"
+    (lower / "src").mkdir(parents=True)
+    (upper / "moved").mkdir(parents=True)
+    (upper / "moved" / "a.py").write_text("a")
+    os.setxattr(upper / "moved", "user.overlay.redirect", b"/src")
+    os.setxattr(upper / "moved" / "a.py", "user.overlay.metacopy", b"")
+    os.setxattr(upper / "moved", "user.overlay.opaque", b"y")
+    changes = layer_changes(upper, [lower])
+    assert changes is not None
+    assert [(change.path, change.kind) for change in changes] == [("moved/a.py", ChangeKind.ADDED)]
+
+
+# -- two full trees (no overlayfs: an episode's copy), compared file by file -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def copied_runtime(toy_task):
+    with pytest.MonkeyPatch.context() as patcher:
+        patcher.setenv("REPOGYM_NO_OVERLAY", "1")  # read once, when the sandbox is made
+        sandbox = BwrapSandbox()
+    return TaskRuntime.create(toy_task, sandbox).prepare()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_copied_tree_names_the_paths_a_whole_tree_git_diff_names(copied_runtime, case):
+    with copied_runtime.episode(readonly_git=True) as episode:
+        assert episode.layer.overlay() is None
+        assert episode.run(CASES[case]).ok
+        changes = tree_changes(episode.layer.workspace, episode.layer.lowers[0])
+        patch, result = episode.diff(include_ignored=True)
+    assert result.ok
+    assert {change.path for change in changes} == _diff_paths(patch)
+
+
+def test_tree_changes_reports_a_link_to_a_folder_and_never_follows_it(tmp_path: Path):
+    old, new = tmp_path / "old", tmp_path / "new"
+    for root in (old, new):
+        (root / "pkg").mkdir(parents=True)
+        (root / "pkg" / "a.py").write_text("a")
+        (root / "same.txt").write_text("s")
+    (new / "pkg" / "a.py").unlink()
+    (new / "pkg").rmdir()
+    (new / "pkg").symlink_to("/etc")
+    changes = {change.path: change for change in tree_changes(new, old)}
+    assert {path: change.kind for path, change in changes.items()} == {
+        "pkg": ChangeKind.ADDED,
+        "pkg/a.py": ChangeKind.REMOVED,
+    }
+    assert changes["pkg"].is_link and changes["pkg"].new_text() == "/etc"
 
 
 # -- the grader's check on tree changes no header shows --------------------------------------------------

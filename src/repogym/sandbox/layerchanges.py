@@ -9,9 +9,16 @@ cost of the recorded paths only (pytest's repo: a few ms against 0.2-2.5 s for t
 
 Guarantees: every path whose merged view differs from the lowers is listed, including files under a
 folder that was removed or replaced (opaque folders, whiteouts, a file where a folder was), and files of
-any name (ignored, hidden, dot-files). Not covered: overlay redirects and metacopy (off by default; the
-kernel's `redirect_dir` / `metacopy` parameters): `layer_changes` returns None when it meets either, and the
-caller falls back to a git diff. Only the episode's /testbed is covered, as with the git diff.
+any name (ignored, hidden, dot-files). Only the attributes the kernel itself reads are believed: repogym
+mounts its overlays as root, so overlayfs keeps its marks in `trusted.overlay.*`, which the unprivileged
+jail can neither set nor forge; a `user.overlay.*` attribute the jail set (it could, before the seccomp
+filter refused setxattr) is an ordinary attribute of an ordinary file here, as it is to the kernel.
+Not covered: overlay redirects and metacopy (off by default; the kernel's `redirect_dir` / `metacopy`
+parameters): `layer_changes` returns None when it meets either, and the caller falls back to a git diff.
+Only the episode's /testbed is covered, as with the git diff.
+
+`tree_changes` gives the same answer for two full trees (an episode's copy against the tree it was copied
+from, where there is no overlayfs), at the cost of comparing every file of the same size.
 """
 
 from __future__ import annotations
@@ -49,7 +56,7 @@ class PathChange:
         try:
             if self.is_link:
                 return os.readlink(self.host_path)
-            return _read_bytes(self.host_path).decode("utf-8")
+            return read_entry(self.host_path).decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
 
@@ -105,9 +112,35 @@ def _lower_entries(path: str, lowers: Sequence[Path]) -> Iterator[str]:
                 yield f"{relative}/{name}"
 
 
+def tree_changes(new_root: Path, old_root: Path) -> list[PathChange]:
+    """Every path whose entry in the full tree `new_root` differs from the full tree `old_root` (content, link
+    target, executable bit or existence; a folder counts by its files), as `layer_changes` reports them for
+    an overlay. Links are compared, never followed. Raises OSError where a folder cannot be listed (a jail
+    that is not root may leave one so): what cannot be seen cannot be judged unchanged."""
+    paths = sorted(set(_entries(new_root)) | set(_entries(old_root)))
+    changes = [_difference(path, lookup(path, [new_root]), lookup(path, [old_root])) for path in paths]
+    return [change for change in changes if change is not None]
+
+
+def _entries(root: Path) -> Iterator[str]:
+    """Every non-folder entry under `root`, links to folders included (os.walk lists them as folders)."""
+    for folder, dirs, files in os.walk(root, onerror=_raise):
+        relative = os.path.relpath(folder, root)
+        prefix = "" if relative == "." else relative + "/"
+        yield from (prefix + name for name in files)
+        yield from (prefix + name for name in dirs if os.path.islink(os.path.join(folder, name)))
+
+
+def _raise(error: OSError) -> None:
+    raise error
+
+
 def _compare(path: str, upper: Path, lowers: Sequence[Path]) -> PathChange | None:
-    new = lookup(path, [upper, *lowers])
-    old = lookup(path, lowers)
+    return _difference(path, lookup(path, [upper, *lowers]), lookup(path, lowers))
+
+
+def _difference(path: str, new: Path | None, old: Path | None) -> PathChange | None:
+    """How the entry at `path` changed from `old` to `new` (host entries, None where there is none)."""
     new_kind, old_kind = _kind(new), _kind(old)
     if new_kind == "dir":
         new, new_kind = None, "none"  # git tracks no folders: a folder is its files, each a candidate
@@ -185,15 +218,23 @@ def _same_bytes(first: Path, second: Path) -> bool:
         return True
     if one.st_size != two.st_size:
         return False
-    return _read_bytes(first) == _read_bytes(second)
+    try:
+        return read_entry(first) == read_entry(second)
+    except OSError:  # unreadable (a mode the jail set, where it is not root): not known to be the same
+        return False
 
 
-def _read_bytes(entry: Path) -> bytes:
-    """A regular file's bytes, never through a link (O_NOFOLLOW) and never blocking on a FIFO."""
+def read_entry(entry: Path, limit: int | None = None) -> bytes:
+    """A regular file's bytes, never through a link (O_NOFOLLOW) and never blocking on a FIFO; OSError when
+    `entry` is no regular file or holds more than `limit` bytes. The folders above it are the caller's to
+    trust (`lookup` returns no entry beneath a link)."""
     fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(f"{entry} is not a regular file")
+        if limit is not None and info.st_size > limit:
+            raise OSError(f"{entry} holds {info.st_size} bytes, more than {limit}")
         with os.fdopen(fd, "rb", closefd=False) as handle:
             return handle.read()
     finally:
@@ -206,10 +247,16 @@ def _is_whiteout(entry: Path, info: os.stat_result) -> bool:
     return stat.S_ISREG(info.st_mode) and "whiteout" in _overlay_attributes(entry)
 
 
+#: Where overlayfs keeps its marks on an overlay mounted by real root, as repogym's are (bwrap.py). Not
+#: `user.overlay.*`: the kernel reads that namespace only on a `userxattr` mount (one made in a user namespace),
+#: and any process may set it, so believing it let the jail fake a redirect and force the slow fallback.
+OVERLAY_XATTR_PREFIX = "trusted.overlay."
+
+
 def _overlay_attributes(entry: Path) -> set[str]:
-    """overlayfs's attributes of `entry` (trusted.overlay.* as root, user.overlay.* in a user namespace)."""
+    """overlayfs's own attributes of `entry` (the names after `trusted.overlay.`)."""
     try:
         names = os.listxattr(entry, follow_symlinks=False)
     except OSError:
         return set()
-    return {name.rsplit(".", 1)[-1] for name in names if ".overlay." in name}
+    return {name[len(OVERLAY_XATTR_PREFIX) :] for name in names if name.startswith(OVERLAY_XATTR_PREFIX)}
