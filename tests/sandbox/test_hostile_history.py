@@ -29,7 +29,7 @@ from repogym.grading.report import Outcome
 from repogym.sandbox.cache import cache_root
 from repogym.sandbox.history import history_store
 from repogym.sandbox.repos import mirror
-from repogym.sandbox.runtime import Episode, TaskRuntime
+from repogym.sandbox.runtime import Episode, TaskRuntime, package_folders
 from repogym.sandbox.workspace import pristine_checkout
 from repogym.synth.store import BugCommit, TaskRepo
 from repogym.task import Source, Task
@@ -343,20 +343,18 @@ def test_episode_scan_of_every_readable_file_and_git_object_finds_no_fix(prepare
     or binary, as in a pack index), no fix line; and no folder of the mirrors, the history, blob and uv
     stores, the checkouts or the source repository, nor the task file, is mounted in the jail.
 
-    /usr and the Python installation are the host's own, read-only, and are left out of the content scan
-    (7 GB here): the needles are made fresh by this test and exist only in its temporary folders and the
-    cache, neither of which is below them (checked here); a mount below them is still scanned.
+    /usr is the host's own, read-only, and is left out of the content scan (6 GB here): the needles are
+    made fresh by this test and exist only in its temporary folders and the cache, neither of which is
+    below it (checked here); a mount below it is still scanned.
     """
     case, runtime = prepared.case, prepared.runtime
-    prefix = runtime.env.interpreter.prefix
-    for tree in (Path("/usr"), prefix):
-        for home in (cache_root(), Path(case.task.repo_source), tmp_path):
-            assert not home.resolve().is_relative_to(tree.resolve()), (home, tree)
+    for home in (cache_root(), Path(case.task.repo_source), tmp_path):
+        assert not home.resolve().is_relative_to("/usr"), home
     task_file = tmp_path / "tasks.jsonl"
     task_file.write_text(json.dumps(case.task.to_dict()) + "\n")
     spec = {
         "needles": _needles(case),
-        "skip": ["/usr", str(prefix)],
+        "skip": ["/usr"],
         "roots": ["/"],
         "forbidden": _forbidden(prepared, task_file),
     }
@@ -382,6 +380,20 @@ def test_episode_scan_of_every_readable_file_and_git_object_finds_no_fix(prepare
     )
     host_labels = {label for label, _ in _scan_result(host.stdout)["hits"]}
     assert {"secret line", *(f"{label} sha" for label in case.secret_shas)} <= host_labels
+
+
+def test_episode_interpreter_site_packages_hold_no_release_of_the_project(prepared, episode):
+    """The host interpreter the environment is made from is bound whole; its own site-packages could hold
+    a later release of the task's project (here, Python 3.11 had flask 3.1.3 beside flask's 2.3 tasks),
+    which holds the fix. The jail sees those folders empty; the venv never used them."""
+    prefix = prepared.runtime.env.interpreter.prefix
+    folders = package_folders(prefix)
+    if not any(any(folder.iterdir()) for folder in folders):
+        pytest.skip(f"{prefix} has no package folder with anything in it: nothing to hide")
+    listed = episode.run("; ".join(f"ls -A {folder} | wc -l" for folder in folders))
+    assert listed.ok and listed.output.split() == ["0"] * len(folders), listed.output
+    works = episode.run("python -c 'import calc, pytest, setuptools; print(calc.mul(2, 3))'")
+    assert works.ok and works.output.strip() == "6", works.output
 
 
 def test_gym_agent_applying_the_fix_from_history_is_not_resolved(prepared):

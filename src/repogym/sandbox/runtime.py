@@ -10,6 +10,7 @@ runner passes its plugin folder in (`Episode.run(binds=...)`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import tempfile
 import threading
@@ -155,6 +156,11 @@ class Episode:
         ]
         if self.readonly_git and self.runtime.sandbox.isolated and runtime.pristine is not None:
             binds.append(Bind(runtime.pristine / ".git", f"{REPO_DIR}/.git"))
+        if self.runtime.sandbox.isolated:
+            binds += [
+                Bind(self.layer.empty, str(folder))
+                for folder in package_folders(runtime.env.interpreter.prefix)
+            ]
         binds += extra
         venv, venv_overlay = self.layer.venv_view()
         return Mounts(
@@ -275,6 +281,22 @@ class Episode:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@functools.lru_cache(maxsize=32)
+def package_folders(prefix: Path) -> tuple[Path, ...]:
+    """The interpreter installation's own package folders, which episodes see empty.
+
+    The environment never reads them (a venv without system site-packages), but a jail can: a host
+    interpreter with a later release of the task's own project installed holds the fix (the machine this
+    was found on had flask 3.1.3, pytest 9.0.3 and sympy 1.14.0 in the Python 3.11 that flask's SWE-bench
+    tasks run on). Folders that are links are left alone (a bind over a link would follow it).
+    """
+    patterns = [
+        f"{lib}/python*/{kind}" for lib in ("lib", "local/lib") for kind in ("site-packages", "dist-packages")
+    ]
+    found = {path for pattern in patterns for path in prefix.glob(pattern)}
+    return tuple(sorted(path for path in found if path.is_dir() and not path.is_symlink()))
 
 
 def touches_packaging(paths: Iterable[str]) -> bool:

@@ -273,6 +273,7 @@ class EpisodeLayer:
             raise ValueError("a copied workspace starts from one full tree, not from layers")
         root = cache_dir("episodes") / f"{int(time.time())}-{uuid.uuid4().hex[:12]}"
         root.mkdir()
+        (root / "empty").mkdir()
         layer = cls(lowers, root, overlay, tuple(venv))
         layer.reset()
         return layer
@@ -289,6 +290,11 @@ class EpisodeLayer:
     @property
     def out(self) -> Path:
         return self.root / "out"
+
+    @property
+    def empty(self) -> Path:
+        """An empty folder, shown read-only over host folders the jail must not read."""
+        return self.root / "empty"
 
     @property
     def inbox(self) -> Path:
