@@ -1,15 +1,21 @@
 """Attacks through the install step the grader re-runs after a packaging patch (as SWE-bench does): that step
 runs the candidate's setup.py in the episode, after the check of what the patch changed, so it can write
-what no patch may. Each is named after its attack and runs `grade` in the real bwrap sandbox."""
+what no patch may, in the repository and in the venv it re-installs into. Each is named after its attack and
+runs `grade` in the real bwrap sandbox."""
 
 from __future__ import annotations
+
+import time
+from pathlib import Path
 
 import pytest
 from sandbox_support import HELLO_FILES
 
 from repogym.grading.grade import grade
 from repogym.grading.report import Outcome
+from repogym.sandbox.base import Limits
 from repogym.sandbox.runtime import TaskRuntime
+from repogym.testing import toy_patch
 
 # Passes exactly the task's FAIL_TO_PASS test and leaves every other result alone (the canary fails as ever).
 _CONFTEST = (
@@ -47,3 +53,108 @@ def test_grading_setup_py_run_by_the_reinstall_writes_a_conftest(cli_task):
     result = grade(cli_task, cli_task.extra["hostile"], runtime=runtime)
     assert result.outcome is Outcome.PATCH_APPLY_FAILED, (result.outcome, result.detail)
     assert "tests/conftest.py (test configuration)" in result.detail
+
+
+# -- what the re-install writes in the venv (grading/installcheck.py) -------------------------------------------
+
+_SITE = "/opt/repogym/venv/lib/python3.11/site-packages"
+# Fixes `add` in memory as `calc` is imported: start-up code that runs makes the wrong patch RESOLVED.
+_FIX_ON_IMPORT = (
+    "import sys\n"
+    "class _Fixer:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name != 'calc':\n"
+    "            return None\n"
+    "        sys.meta_path.remove(self)\n"
+    "        import importlib.util\n"
+    "        spec = importlib.util.find_spec(name)\n"
+    "        run = spec.loader.exec_module\n"
+    "        def fixed(module):\n"
+    "            run(module)\n"
+    "            module.add = lambda a, b: a + b\n"
+    "        spec.loader.exec_module = fixed\n"
+    "        return spec\n"
+    "sys.meta_path.insert(0, _Fixer())\n"
+)
+# A pytest plugin, kept as ordinary code under test (src/calc/_plugin.py): it fixes `add` when pytest loads it,
+# before the test module imports `add`. Harmless unless something registers it.
+_PLUGIN = "import calc\n\ncalc.add = lambda a, b: a + b\n"
+
+
+def _new_file(path: str, text: str) -> str:
+    lines = text.splitlines()
+    body = "".join(f"+{line}\n" for line in lines)
+    return f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n{body}"
+
+
+def _setup_py(code: str = "", arguments: str = "") -> str:
+    return _new_file("setup.py", f"from setuptools import setup\n{code}\nsetup({arguments})\n")
+
+
+def _assert_refused_in_the_venv(result, path: str) -> None:
+    assert not result.resolved, result.detail
+    assert result.outcome is Outcome.PATCH_APPLY_FAILED, (result.outcome, result.detail)
+    assert "changed the venv" in result.detail and path in result.detail, result.detail
+
+
+@pytest.mark.slow
+def test_grading_setup_py_run_by_the_reinstall_writes_a_pth_into_site_packages(toy_task, toy_runtime):
+    """Was a hole at 385871c: the venv after the grader's re-install was never checked, so a setup.py (run
+    by that re-install) wrote a .pth whose `import` line ran at every interpreter start: RESOLVED."""
+    line = f"import sys; exec({_FIX_ON_IMPORT!r})"
+    code = f"open('{_SITE}/calc_speedups.pth', 'w').write({line + chr(10)!r})"
+    result = grade(toy_task, _setup_py(code), runtime=toy_runtime)
+    _assert_refused_in_the_venv(result, f"{_SITE}/calc_speedups.pth (a .pth file")
+
+
+@pytest.mark.slow
+def test_grading_pyproject_entry_point_registers_a_pytest_plugin_in_the_reinstall(toy_task, toy_runtime):
+    """Was a hole at 385871c: `[project.entry-points.pytest11]` in pyproject.toml, installed by the grader's
+    own re-install, made pytest load the candidate's plugin before the tests: RESOLVED."""
+    pyproject = (Path(toy_task.repo_source) / "pyproject.toml").read_text()
+    patch = toy_patch(
+        toy_task, "pyproject.toml", pyproject + '\n[project.entry-points.pytest11]\ncalc = "calc._plugin"\n'
+    )
+    result = grade(toy_task, patch + _new_file("src/calc/_plugin.py", _PLUGIN), runtime=toy_runtime)
+    _assert_refused_in_the_venv(
+        result, "entry_points.txt (entry points the base install did not register: [pytest11])"
+    )
+
+
+@pytest.mark.slow
+def test_grading_setup_py_entry_point_registers_a_pytest_plugin_in_the_reinstall(toy_task, toy_runtime):
+    """The same through setup.py's `entry_points={'pytest11': ...}`."""
+    patch = _setup_py(arguments="entry_points={'pytest11': ['calc = calc._plugin']}")
+    result = grade(toy_task, patch + _new_file("src/calc/_plugin.py", _PLUGIN), runtime=toy_runtime)
+    _assert_refused_in_the_venv(
+        result, "entry_points.txt (entry points the base install did not register: [pytest11])"
+    )
+
+
+@pytest.mark.slow
+def test_grading_reinstall_sleeps_past_the_grade_limit(toy_task, toy_runtime):
+    """Was a hole at 385871c: the re-install ran under the runtime's limits (600 s), not the grade's, so a
+    setup.py that sleeps made a 20 s grade take 62 s. The re-install now stops at the grade's test limits."""
+    limits = Limits(wall_s=15)
+    started = time.monotonic()
+    result = grade(
+        toy_task, _setup_py("import time; time.sleep(120)"), runtime=toy_runtime, test_limits=limits
+    )
+    elapsed = time.monotonic() - started
+    assert not result.resolved, result.detail
+    assert elapsed < 15 + 25, f"the grade took {elapsed:.0f} s with a 15 s limit"
+
+
+@pytest.mark.slow
+def test_grading_gold_resolves_with_a_packaging_change_beside_it(toy_task, toy_runtime):
+    """Control: the gold fix with a version bump and a console script (what a real packaging change
+    re-installs) still resolves."""
+    pyproject = (Path(toy_task.repo_source) / "pyproject.toml").read_text()
+    bumped = (
+        pyproject.replace('version = "0.1.0"', 'version = "0.2.0"')
+        + '\n[project.scripts]\ncalc-cli = "calc:mul"\n'
+    )
+    result = grade(
+        toy_task, toy_task.patch + toy_patch(toy_task, "pyproject.toml", bumped), runtime=toy_runtime
+    )
+    assert result.resolved, result.detail

@@ -18,7 +18,8 @@ parameters): `layer_changes` returns None when it meets either, and the caller f
 Only the episode's /testbed is covered, as with the git diff.
 
 `tree_changes` gives the same answer for two full trees (an episode's copy against the tree it was copied
-from, where there is no overlayfs), at the cost of comparing every file of the same size.
+from, where there is no overlayfs), at the cost of comparing every file of the same size. `Tree` reads the
+merged view of layers the same way (grading/installcheck.py reads a re-installed venv with it).
 """
 
 from __future__ import annotations
@@ -260,3 +261,48 @@ def _overlay_attributes(entry: Path) -> set[str]:
     except OSError:
         return set()
     return {name[len(OVERLAY_XATTR_PREFIX) :] for name in names if name.startswith(OVERLAY_XATTR_PREFIX)}
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A folder as an overlay of `layers` (top first) shows it, read on the host without following a link:
+    the merged view of a layer a jail wrote, without mounting it. A full tree is one layer."""
+
+    layers: tuple[Path, ...]
+    read_limit: int = 16 * 1024 * 1024
+    """Files larger than this read as unreadable (None): nothing the jail wrote can fill the host's memory."""
+
+    def entry(self, path: str) -> Path | None:
+        return lookup(path, self.layers) if path else None
+
+    def read(self, path: str) -> bytes | None:
+        """A regular file's bytes (None when it is missing, no regular file, or too large)."""
+        entry = self.entry(path)
+        try:
+            return read_entry(entry, self.read_limit) if entry is not None else None
+        except OSError:
+            return None
+
+    def text(self, path: str) -> str | None:
+        """A regular file's text (None where `read` gives None, or it is not UTF-8)."""
+        data = self.read(path)
+        try:
+            return data.decode("utf-8") if data is not None else None
+        except UnicodeDecodeError:
+            return None
+
+    def names(self, folder: str) -> list[str]:
+        """What the folder ('' for the top) shows, sorted; [] when it is no folder."""
+        found: set[str] = set()
+        for layer in self.layers:
+            here = lookup(folder, [layer]) if folder else layer
+            if here is not None and stat.S_ISDIR(os.lstat(here).st_mode):
+                found.update(os.listdir(here))  # beneath no link: `lookup` returns no entry beneath one
+        # What one layer holds may be hidden by one above it (a whiteout, an opaque folder, a file in its place).
+        return sorted(
+            name for name in found if self.entry(f"{folder}/{name}" if folder else name) is not None
+        )
+
+    def is_dir(self, path: str) -> bool:
+        entry = self.entry(path)
+        return entry is not None and stat.S_ISDIR(os.lstat(entry).st_mode)
