@@ -157,12 +157,12 @@ def test_the_appended_code_leaves_only_the_canary_in_the_module() -> None:
     helper, no reference to the copied test (only the canary's own __wrapped__, as any decorator leaves)."""
     source = "class TestK(object):\n    def test_method(self):\n        assert 1\n\ndef test_plain():\n    assert 1\n"
     before: dict = {}
-    exec(compile(source, "t.py", "exec"), before)  # noqa: S102 - the test's own fixed source
+    exec(compile(source, "t.py", "exec"), before)
     for target, owner in (("t.py::test_plain", None), ("t.py::TestK::test_method", "TestK")):
         canary = plant_canary("pytest", [target], ["t.py"], random.Random(5))
         assert canary is not None
         after: dict = {}
-        exec(compile(source + canary.code, "t.py", "exec"), after)  # noqa: S102
+        exec(compile(source + canary.code, "t.py", "exec"), after)
         name = canary.test_ids[0].rsplit("::", 1)[1]
         new_names = set(after) - set(before)
         if owner is None:

@@ -4,16 +4,33 @@ tries to be graded RESOLVED by changing what the report says, not by fixing the 
 
 The first five were found by an independent attack pass (issue 9); the forgers after them are written to
 beat a canary that a naive grader would plant, and the rest stand for whole classes of ways to get code
-loaded before, or instead of, the harness.
+loaded before, or instead of, the harness. The last ones (issue 26) beat the canary of 385871c itself, on a
+synthetic task (no test patch, so no canary at all) and on one with a test patch; the same attacks through
+the gym are in tests/env/test_hostile_forgery_gym.py, and the xfail ones in test_hostile_marks.py.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from repogym.grading.grade import grade
 from repogym.grading.report import Outcome, TestStatus
+from repogym.sandbox.runtime import TaskRuntime
 from repogym.testing import BUGGY_SOURCE, toy_patch
+
+from .forgers import (
+    FORGERS,
+    assert_not_paid,
+    forged_patch,
+    make_synthetic_toy_task,
+    synthetic_runtime,
+    synthetic_task,
+    task_and_runtime,
+)
+
+__all__ = ["synthetic_runtime", "synthetic_task", "task_and_runtime"]  # fixtures
 
 ADD_TEST = "tests/test_calc.py::test_add"
 
@@ -331,3 +348,70 @@ def toy_task_repo(task):
     from pathlib import Path
 
     return Path(task.repo_source)
+
+
+# -- forgers that beat the canary of 385871c (issue 26) ------------------------------------------------
+
+
+def test_grading_gold_patch_resolves_on_both_shapes_of_task(task_and_runtime):
+    """Control for the attacks below: the same tasks' gold patch resolves, with a canary planted (and failed)
+    on the synthetic task too."""
+    task, runtime = task_and_runtime
+    result = grade(task, task.patch, runtime=runtime)
+    assert result.resolved, (result.outcome, result.detail)
+    log = Path(result.report.log_path).read_text()
+    assert log.count("FAILED tests/test_calc.py::test_") == 1, log[-2000:]  # the canary, and nothing else
+
+
+def test_grading_forger_swallows_assertion_error_in_runtest(task_and_runtime):
+    """Was a hole at 385871c: the package wrapped pytest's Function.runtest in `except AssertionError: pass`.
+    The failing tests passed; the canary caught the copied test's AssertionError itself and failed through
+    pytest.fail (a BaseException), so it still failed: RESOLVED. The canary now fails through a plain assert
+    and lets the copied test's exception through, so it is swallowed with the others: REPORT_FORGED."""
+    task, runtime = task_and_runtime
+    forger = FORGERS["swallows_assertion_error_in_runtest"]
+    assert_not_paid(grade(task, forged_patch(task, forger), runtime=runtime), forger, forger.outcome)
+
+
+def test_grading_forger_swallows_exception_in_runtest(task_and_runtime):
+    """Was a hole at 385871c: the same with `except Exception`: pytest.fail's exception is no Exception."""
+    task, runtime = task_and_runtime
+    forger = FORGERS["swallows_exception_in_runtest"]
+    assert_not_paid(grade(task, forged_patch(task, forger), runtime=runtime), forger, forger.outcome)
+
+
+def test_grading_forger_strips_asserts_at_import(task_and_runtime):
+    """Was a hole at 385871c: the package re-ran each test module from its syntax tree without its assert
+    statements; the tests passed and the canary, failing through pytest.fail, still failed: RESOLVED. The
+    canary's check is an assert of the test module now, stripped with the rest."""
+    task, runtime = task_and_runtime
+    forger = FORGERS["strips_asserts_at_import"]
+    assert_not_paid(grade(task, forged_patch(task, forger), runtime=runtime), forger, forger.outcome)
+
+
+def test_grading_forger_testreport_patched_at_import_on_a_synthetic_task(synthetic_task, synthetic_runtime):
+    """Was a hole at 385871c: a synthetic task has no test patch, and the canary was planted only in a test
+    patch's file, so a TestReport patched at import (every report says passed) resolved it (reward 0.9
+    through submit). The canary is planted in the file that holds the FAIL_TO_PASS test now."""
+    forger = FORGERS["testreport_patched_at_import"]
+    result = grade(synthetic_task, forged_patch(synthetic_task, forger), runtime=synthetic_runtime)
+    assert_not_paid(result, forger, Outcome.REPORT_FORGED)
+    assert result.report.statuses()[ADD_TEST] is TestStatus.PASSED  # what the forged report claimed
+
+
+def test_grading_candidate_rewrites_a_synthetic_tasks_test_file_that_does_not_look_like_one(tmp_path):
+    """Was a hole at 385871c: only the test patch's files and paths that look like tests were protected, and
+    a synthetic task's tests are files of the repository, named as that repository names them. Here the
+    FAIL_TO_PASS test lives in calc_checks.py; a candidate rewrote it to pass. Every file that holds a
+    required test is protected now."""
+    task = make_synthetic_toy_task(tmp_path, test_file="calc_checks.py", instance_id="toy__calc-checks")
+    runtime = TaskRuntime.create(task, "bwrap").prepare()
+    assert grade(task, task.patch, runtime=runtime).resolved  # the test file is collected and run
+    tests = (Path(task.repo_source) / "calc_checks.py").read_text()
+    weakened = tests.replace("assert add(2, 3) == 5", "assert True")
+    assert weakened != tests
+    result = grade(task, toy_patch(task, "calc_checks.py", weakened), runtime=runtime)
+    assert not result.resolved and result.outcome is Outcome.UNRESOLVED, (result.outcome, result.detail)
+    assert result.ignored_paths and result.ignored_paths[0].startswith("calc_checks.py ("), (
+        result.ignored_paths
+    )

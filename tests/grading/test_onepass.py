@@ -7,10 +7,15 @@ from __future__ import annotations
 import pytest
 
 from repogym.grading import onepass
+from repogym.grading.canary import plant_canary
 from repogym.grading.grade import grade
 from repogym.patches import parse_patch
 from repogym.sandbox.bwrap import is_root
 from repogym.testing import BUGGY_SOURCE, FIXED_SOURCE, toy_patch
+
+from .forgers import FORGERS, forged_patch, synthetic_runtime, synthetic_task
+
+__all__ = ["synthetic_runtime", "synthetic_task"]  # fixtures
 
 pytestmark = pytest.mark.skipif(not is_root(), reason="the one-pass way needs overlayfs episodes (root)")
 
@@ -81,3 +86,48 @@ def test_one_pass_check_passes_the_test_patch_alone(toy_task, toy_runtime):
             "",
             "",
         )
+
+
+@pytest.mark.slow
+def test_a_synthetic_task_is_graded_in_one_pass_with_its_canary(
+    synthetic_task, synthetic_runtime, monkeypatch
+):
+    """A synthetic task has no test patch: the one command applies the candidate and appends the canary to
+    the FAIL_TO_PASS test's own file, one sandbox start, with the same verdicts as the old way."""
+    calls: list[str] = []
+    run = synthetic_runtime.sandbox.run
+    monkeypatch.setattr(
+        synthetic_runtime.sandbox,
+        "run",
+        lambda command, *a, **k: calls.append(command) or run(command, *a, **k),
+    )
+    forger = FORGERS["testreport_patched_at_import"]
+    patches = {**_patches(synthetic_task), "forged": forged_patch(synthetic_task, forger)}
+    fast = {}
+    for name, patch in patches.items():
+        calls.clear()
+        fast[name] = grade(synthetic_task, patch, runtime=synthetic_runtime)
+        if name in ("gold", "empty", "buggy", "forged"):
+            assert len(calls) == 1, (name, calls)
+    monkeypatch.setattr(onepass, "usable", lambda *args: None)
+    slow = {name: grade(synthetic_task, patch, runtime=synthetic_runtime) for name, patch in patches.items()}
+    for name in fast:
+        assert _summary(fast[name]) == _summary(slow[name]), name
+    assert fast["gold"].resolved and fast["forged"].outcome.value == "REPORT_FORGED"
+
+
+def test_one_pass_check_holds_a_synthetic_tasks_canary_file_to_the_base_commit_and_the_canary(
+    synthetic_task, synthetic_runtime
+):
+    """With no test patch, the canary's file must be exactly the base commit's with the canary appended:
+    one line more (a candidate's, landed through a fooled header) sends the grade the old way."""
+    canary = plant_canary("pytest", synthetic_task.FAIL_TO_PASS, ["tests/test_calc.py"])
+    assert canary is not None
+    paths = ["tests/test_calc.py"]
+    with synthetic_runtime.episode(readonly_git=True) as episode:
+        code = episode.put_file("c.py", canary.code)
+        assert episode.run(f"cat {code} >> tests/test_calc.py").ok
+        assert onepass.check(episode, [], canary, True, paths, lambda p: "", []) == ("", "")
+        assert episode.run("printf 'x = 1\\n' >> tests/test_calc.py").ok
+        landed, fallback = onepass.check(episode, [], canary, True, paths, lambda p: "", [])
+    assert fallback == "tests/test_calc.py is not what the test patch makes of it" and landed == ""

@@ -168,13 +168,7 @@ def _prepare(task: Task, patch: str, episode: Episode, tests: TestCommand) -> _P
     assert pristine is not None
     pristine_text = _pristine_reader(pristine)
     sources = task_sources(task, pristine)
-    # The test patch's files and every file holding a required test: a synthetic task's tests are files of
-    # the repository that no test patch overwrites, and need not look like tests.
-    test_paths = list(
-        dict.fromkeys(
-            [*changed_paths(task.test_patch), *required_test_files(sources.framework, _required(task), sources.read)]
-        )
-    )
+    test_paths = _test_paths(task, sources)
     command_paths = command_files(task.env.test_cmd, pristine)
     filtered = filter_candidate(patch, test_paths, pristine_text, command_paths)
     if filtered.rejected:
@@ -254,8 +248,12 @@ def _framework(task: Task) -> str:
     return str(getattr(parser, "framework", parser.name))
 
 
-def _required(task: Task) -> list[str]:
-    return [*task.FAIL_TO_PASS, *task.PASS_TO_PASS]
+def _test_paths(task: Task, sources: XfailReading) -> list[str]:
+    """What the candidate may not change as tests: the test patch's files and every file that holds a
+    required test (a synthetic task's tests are files of the repository that no test patch overwrites, and
+    need not look like tests)."""
+    required = required_test_files(sources.framework, [*task.FAIL_TO_PASS, *task.PASS_TO_PASS], sources.read)
+    return list(dict.fromkeys([*changed_paths(task.test_patch), *required]))
 
 
 def _plant(task: Task, files: list[str], sources: XfailReading) -> Canary | None:

@@ -67,7 +67,9 @@ def after_test_patch(pristine: Path, test_patch: str) -> ReadText:
     >>> read("t.py"), read("missing.py")
     ('a = 2\\n', None)
     """
-    sections = {section.path: section for section in parse_patch(test_patch) or []} if test_patch.strip() else {}
+    sections = (
+        {section.path: section for section in parse_patch(test_patch) or []} if test_patch.strip() else {}
+    )
     root = pristine.resolve()
 
     def base(path: str) -> str | None:
@@ -99,7 +101,9 @@ def _patched(section: PatchedFile, before: str | None) -> str | None:
     after = apply_hunks(before or "", section)
     if after is None:
         # The test patch applies with an offset (git apply allows one): the added lines are what can mark.
-        after = (before or "") + "".join(str(line.value) for hunk in section for line in hunk if line.is_added)
+        after = (before or "") + "".join(
+            str(line.value) for hunk in section for line in hunk if line.is_added
+        )
     return after
 
 
@@ -233,11 +237,13 @@ class XfailReading:
             if depth < _MAX_IMPORT_DEPTH:  # names bound to a mark in the repository module they come from
                 for local, where in imports.items():
                     found = self._import_target(path, where)
-                    if found is not None and len(found[1]) == 1:
-                        if found[1][0] in self._file(found[0], depth + 1).marked_names:
-                            imported.add(local)
+                    if found is not None and len(found[1]) == 1 and self._marks_name(found, depth):
+                        imported.add(local)
             self._files[path] = _read_file(text, frozenset(imported))
         return self._files[path]
+
+    def _marks_name(self, found: tuple[str, tuple[str, ...]], depth: int) -> bool:
+        return found[1][0] in self._file(found[0], depth + 1).marked_names
 
     def _covers(self, path: str, names: tuple[str, ...], depth: int) -> bool:
         marks = self._file(path)
@@ -314,7 +320,9 @@ def _parse(text: str) -> tuple[ast.Module | None, dict[str, _Import]]:
     for statement in _flat(tree.body):
         if isinstance(statement, ast.ImportFrom):
             for alias in statement.names:
-                imports[alias.asname or alias.name] = _Import(statement.module or "", alias.name, statement.level)
+                imports[alias.asname or alias.name] = _Import(
+                    statement.module or "", alias.name, statement.level
+                )
         elif isinstance(statement, ast.Import):
             for alias in statement.names:
                 if alias.asname:
@@ -358,7 +366,10 @@ def _marked_names(body: list[ast.stmt], marked: set[str]) -> set[str]:
     while True:
         before = len(marked)
         for statement in _flat(body):
-            if isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign) and statement.value is not None:
+            if (
+                isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign)
+                and statement.value is not None
+            ):
                 if _mentions(statement.value, marked):
                     marked |= {name for target in _targets(statement) for name in _bound_names(target)}
             elif isinstance(statement, ast.ImportFrom | ast.Import):
