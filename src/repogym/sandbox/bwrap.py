@@ -6,7 +6,16 @@ Guarantees (each has a hostile test in tests/sandbox/test_hostile_*.py):
   builds are the one exception: they reach the package index.)
 - Read-only host: only /usr, a few /etc files, the Python installation and the
   environment are visible, all read-only. $HOME, the host's /tmp, the caches
-  and the git mirrors are not visible at all.
+  and the git mirrors are not visible at all. An episode sees the Python
+  package folders (site-packages, dist-packages) of the installation and of
+  /usr empty: a later release of the task's project installed there would hold
+  the fix (runtime.package_folders).
+- The episode's git holds exactly the history up to the base commit: the
+  objects that commit reaches and the annotated tags of its past, in packs of
+  the checkout's own (sandbox/history.py). The mirror is never visible in the
+  jail, nor are the blob store, other checkouts, the uv cache or the task file
+  (tests/sandbox/test_hostile_history.py scans every file and git object an
+  episode can read for the fix).
 - Writes land only in the workspace (an overlayfs layer private to the episode
   when repogym runs as root, else a private copy), in the episode's /tmp and in
   the command's own /dev/shm (a tmpfs of Limits.shm_mb, gone with the command).
@@ -40,6 +49,8 @@ Not guaranteed:
   /proc/self/mountinfo. On a machine other than
   x86_64 or aarch64 there is no seccomp filter, so none of its rules apply.
   (tests/sandbox/test_hostile_extra.py keeps each of these as a visible xfail.)
+- Secrets in the few host /etc files shown: /etc/gitconfig among them (git in
+  the jail does not read it, GIT_CONFIG_NOSYSTEM=1, but a command can).
 - Honest test reports by construction: tests run in the same process as the
   report plugin. The grading layer (not the jail) closes the known classes: the
   launcher (pytest_plugin/repogym_pytest.py) loads the plugin before the repo is

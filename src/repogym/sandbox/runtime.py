@@ -285,17 +285,19 @@ class Episode:
 
 @functools.lru_cache(maxsize=32)
 def package_folders(prefix: Path) -> tuple[Path, ...]:
-    """The interpreter installation's own package folders, which episodes see empty.
+    """The package folders of the interpreter installation at `prefix` and of the host's /usr, which
+    episodes see empty.
 
     The environment never reads them (a venv without system site-packages), but a jail can: a host
     interpreter with a later release of the task's own project installed holds the fix (the machine this
     was found on had flask 3.1.3, pytest 9.0.3 and sympy 1.14.0 in the Python 3.11 that flask's SWE-bench
-    tasks run on). Folders that are links are left alone (a bind over a link would follow it).
+    tasks run on), and so would a distribution's package of it in /usr. Folders that are links are left
+    alone (a bind over a link would follow it).
     """
     patterns = [
         f"{lib}/python*/{kind}" for lib in ("lib", "local/lib") for kind in ("site-packages", "dist-packages")
     ]
-    found = {path for pattern in patterns for path in prefix.glob(pattern)}
+    found = {path for top in (prefix, Path("/usr")) for pattern in patterns for path in top.glob(pattern)}
     return tuple(sorted(path for path in found if path.is_dir() and not path.is_symlink()))
 
 
