@@ -1,7 +1,7 @@
 """Learning benchmark (issue 14): a tiny model built from nothing -> pretraining -> SFT -> GRPO, judged on held-out functions.
 
-Every stage is repogym's own library function, as `repogym quickstart` chains them
-(repogym.quickstart_loop); this script makes the stages bigger:
+Every stage is repogym's own stage function, as `repogym quickstart` chains them
+(repogym.pipeline.quickstart), run through the same resumable `Runner`; this script makes the stages bigger:
 
 1. data (once, shared by the seeds): `--repos` sample repositories, mined and with `--synth-per-repo`
    single-line synthetic bugs, validated in the sandbox -> WORK/data/tasks.jsonl (`--data DIR` reuses
@@ -32,6 +32,7 @@ The three seeds share the data and the split; each seeds its own model, pretrain
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -39,21 +40,16 @@ import time
 from pathlib import Path
 
 from repogym.files import write_json
-from repogym.quickstart import run_quickstart
-from repogym.quickstart_loop import (
-    LoopHooks,
-    LoopResult,
-    before_after_rows,
-    demos_stage,
-    evaluate_stage,
-    grpo_stage,
-    model_stage,
-    sft_data_stage,
-    sft_stage,
-    split_stage,
-)
-from repogym.quickstart_plan import make_plan
-from repogym.train.flywheel import FlywheelState
+from repogym.pipeline import quickstart_inputs as inputs
+from repogym.pipeline.data import DataInput, data_stage
+from repogym.pipeline.demos import demos_stage
+from repogym.pipeline.grpo import grpo_stage
+from repogym.pipeline.model import model_stage
+from repogym.pipeline.plan import make_plan
+from repogym.pipeline.quickstart import before_after_rows, evaluate_splits
+from repogym.pipeline.runner import Hooks, Runner
+from repogym.pipeline.sft import sft_data_stage, sft_stage
+from repogym.pipeline.split import split_stage
 from repogym.train.mutation_demos import LEARNABLE_METHODS
 
 
@@ -150,16 +146,17 @@ def main() -> None:
         max_reply_tokens=args.max_reply_tokens or (96 if args.answer_format == "lines" else 224),
     )  # fmt: skip
     data = (args.data or work / "data").absolute()
-    state = FlywheelState(work / "bench.json")
-    repos = state.run("data", lambda: _data(data, base, args.workers, log), log)["repos"]
-    counts = state.run("split", lambda: split_stage(data, base, repos[-1]), log)
-    demos = state.run("demos", lambda: demos_stage(data, base, repos, args.workers), log)
-    sft_rows = state.run("sft_data", lambda: sft_data_stage(data, base, "bwrap", extra=[data / "train" / "demos.jsonl"]),
-                         log)  # fmt: skip
-    log(f"split {counts}; demos {demos['repo_rows']} from the train repos + {demos['corpus_rows']} from the "
-        f"corpus; {sft_rows['rows']} SFT rows")  # fmt: skip
-    results = {"args": {k: str(v) for k, v in vars(args).items()}, "split": counts, "demos": demos,
-               "sft_rows": sft_rows, "seeds": {}}  # fmt: skip
+    run = Runner(Hooks(notify=log))  # each stage's result in its folder under DATA: a rerun reads it back
+    given = DataInput(data, seed=0, repos=base.repos, synth_per_repo=base.synth_per_repo, workers=args.workers)
+    repos = run("data", data_stage, given).repos
+    counts = run("split", split_stage, inputs.split_input(data, base, repos[-1]))
+    demos = run("demos", demos_stage, inputs.demos_input(data, base, repos, args.workers))
+    sft_rows = run("sft_data", sft_data_stage,
+                   inputs.sft_data_input(data, base, "bwrap", extra=(data / "train" / "demos.jsonl",)))  # fmt: skip
+    log(f"split {counts}; demos {demos.repo_rows} from the train repos + {demos.corpus_rows} from the "
+        f"corpus; {sft_rows.rows} SFT rows")  # fmt: skip
+    results = {"args": {k: str(v) for k, v in vars(args).items()}, "split": counts.to_dict(),
+               "demos": demos.to_dict(), "sft_rows": sft_rows.to_dict(), "seeds": {}}  # fmt: skip
     for seed in args.seeds:
         seed_result = _seed_run(work, data, dataclasses.replace(base, seed=seed), log)
         write_json(work / f"seed-{seed}" / "result.json", seed_result)
@@ -206,52 +203,38 @@ def summary_table(seeds: dict) -> list[str]:
     return lines
 
 
-def _data(data: Path, plan, workers: int, log) -> dict:  # type: ignore[no-untyped-def]
-    """The data stages (`repogym.quickstart.run_quickstart`), or their record DATA/data.json when a run made it."""
-    import json
-
-    record = data / "data.json"
-    if record.is_file():
-        log(f"reusing {data} (tasks and repositories recorded in {record})")
-        return json.loads(record.read_text())
-    result = run_quickstart(data, seed=0, n_repos=plan.repos, synth_per_repo=plan.synth_per_repo, workers=workers,
-                            notify=log).to_dict()  # fmt: skip
-    write_json(record, result)
-    return result
-
-
 def _seed_run(work: Path, data: Path, plan, log) -> dict:  # type: ignore[no-untyped-def]
-    """Model -> baseline -> SFT on gold + demos -> eval -> GRPO -> eval, resumable per stage."""
+    """Model -> baseline -> SFT on gold + demos -> eval -> GRPO -> eval, each stage's result in WORK/seed-S."""
     out = work / f"seed-{plan.seed}"
     (out / "train").mkdir(parents=True, exist_ok=True)
     for name in ("split", "tasks.jsonl", "train/sft.jsonl"):  # the shared data, seen from the seed's folder
         link = out / name
         if not link.exists():
             link.symlink_to(data / name)
-    state = FlywheelState(out / "bench.json")
-    hooks = LoopHooks(notify=log, bars=False)
-    result = LoopResult(split_counts={})
+    run = Runner(Hooks(notify=log))
     stamp: dict[str, float] = {}
-    timed = lambda name, work_fn: _timed(stamp, name, work_fn)  # noqa: E731
-    model = state.run("model", lambda: timed("pretrain", lambda: model_stage(out, plan, False)), log)
-    evaluate_stage(out, plan, "bwrap", state, hooks, "baseline", model["model_dir"], result)
-    sft = state.run("sft", lambda: timed("sft", lambda: sft_stage(out, plan, model["model_dir"], False)), log)
-    evaluate_stage(out, plan, "bwrap", state, hooks, "sft", sft["model_dir"], result)
-    grpo = state.run(
-        "grpo", lambda: timed("grpo", lambda: grpo_stage(out, plan, sft["model_dir"], "bwrap", hooks)), log
-    )
-    evaluate_stage(out, plan, "bwrap", state, hooks, "grpo", grpo["model_dir"], result)
-    for row in before_after_rows(result.scores):
+    with _timed(stamp, "pretrain"):
+        model = run("model", model_stage, inputs.model_input(out, plan))
+    scores = evaluate_splits(run, out, plan, "bwrap", "baseline", model.model_dir)
+    with _timed(stamp, "sft"):
+        sft = run("sft", sft_stage, inputs.sft_input(out, plan, model.model_dir))
+    scores |= evaluate_splits(run, out, plan, "bwrap", "sft", sft.model_dir)
+    with _timed(stamp, "grpo"):
+        grpo = run("grpo", grpo_stage, inputs.grpo_input(out, plan, sft.model_dir, "bwrap"))
+    scores |= evaluate_splits(run, out, plan, "bwrap", "grpo", grpo.model_dir)
+    for row in before_after_rows(scores):
         log(f"seed {plan.seed}: {' | '.join(row)}")
-    return {"model": model, "sft": sft, "grpo": grpo, "scores": {f"{k[0]}/{k[1]}": v for k, v in result.scores.items()},
+    return {"model": model.to_dict(), "sft": sft.to_dict(), "grpo": grpo.to_dict(),
+            "scores": {f"{split}/{stage}": score.to_dict() for (split, stage), score in scores.items()},
             "stage_wall_s": stamp}  # fmt: skip
 
 
-def _timed(stamp: dict, name: str, work_fn):  # type: ignore[no-untyped-def]
+@contextlib.contextmanager
+def _timed(stamp: dict, name: str):  # type: ignore[no-untyped-def]
+    """Wall seconds of a stage run now (a stage read back from its folder takes none)."""
     started = time.monotonic()
-    value = work_fn()
+    yield
     stamp[name] = round(time.monotonic() - started, 1)
-    return {**value, "wall_s": stamp[name]}
 
 
 if __name__ == "__main__":

@@ -37,7 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import load_average, machine_line, markdown_table, private_cache
 
 from repogym.config import validate_config
-from repogym.quickstart import run_quickstart
+from repogym.pipeline.data import DataInput, data_stage
+from repogym.pipeline.runner import SILENT
 from repogym.search_replace import answer_from_patch
 from repogym.train.grpo import train_rl
 from repogym.train.rl_reward import SandboxReward, agentless_scorer
@@ -101,7 +102,8 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average at the start: {load_average()}", file=sys.stderr)
     with private_cache() as scratch:
-        tasks = run_quickstart(scratch / "qs", n_repos=1, workers=2).out_dir / "tasks.jsonl"
+        data_stage(DataInput(scratch / "qs", repos=1, workers=2), SILENT)
+        tasks = scratch / "qs" / "tasks.jsonl"
         model = build_tiny_model(scratch / "tiny")
         speedup = grading_speedup(tasks, args.repeats)
         runs = [

@@ -136,8 +136,10 @@ def toy_tasks_file(toy_task, tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def sample_tasks_file(toy_task, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Validated tasks of one generated sample repository: what `repogym quickstart --repos 1` writes."""
-    from repogym.quickstart import run_quickstart
+    from repogym.pipeline.data import DataInput, data_stage
+    from repogym.pipeline.runner import SILENT
 
-    result = run_quickstart(tmp_path_factory.mktemp("quickstart") / "qs", n_repos=1, workers=2)
+    out = tmp_path_factory.mktemp("quickstart") / "qs"
+    result = data_stage(DataInput(out, repos=1, workers=2), SILENT)
     assert result.tasks, "the sample repository yielded no validated task"
-    return result.out_dir / "tasks.jsonl"
+    return out / "tasks.jsonl"

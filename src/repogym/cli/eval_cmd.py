@@ -102,9 +102,9 @@ def eval_command(
     """
     from repogym.agent.loop import AgentLimits
     from repogym.agent.policies import PolicyConfig, SamplingParams
-    from repogym.cli.rollout_cmd import run_with_progress
+    from repogym.cli.rollout_cmd import LiveBars
     from repogym.evaluate.bootstrap import BootstrapSettings
-    from repogym.evaluate.run import EvalConfig, finish_eval, rollout_config
+    from repogym.evaluate.run import EvalConfig, run_eval
 
     config = EvalConfig(
         tasks=str(tasks_file), out=str(out), n=n, ks=tuple(k), stage=stage, split=split, model_name=model_name,
@@ -120,8 +120,8 @@ def eval_command(
         err_console.print(
             "note: --temperature 0 makes the n attempts alike (greedy); pass@k > 1 then says little"
         )
-    run_with_progress(rollout_config(config))
-    summary = finish_eval(config)
+    with LiveBars() as bars:
+        summary = run_eval(config, notify=bars.say, progress=bars)
     if json_out:
         print_json(summary)
         return

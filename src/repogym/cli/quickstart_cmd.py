@@ -5,21 +5,18 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 from rich.text import Text
 
 from repogym.cli.common import check_sandbox, console, err_console, exits_on_error, track
+
+if TYPE_CHECKING:  # the pipeline is imported when the command runs: `repogym --help` stays quick
+    from repogym.pipeline.data import DataResult
+    from repogym.pipeline.plan import QuickstartPlan
+    from repogym.pipeline.quickstart import QuickstartRun
 
 
 def register(app: typer.Typer) -> None:
@@ -57,28 +54,32 @@ def quickstart(
 
     Example: repogym quickstart --fast --out /tmp/qs && xdg-open /tmp/qs/report.html
     """
-    from repogym.quickstart_loop import LoopHooks, QuickstartError, open_state, run_loop
-    from repogym.quickstart_plan import make_plan
+    from repogym.cli.rollout_cmd import LiveBars
+    from repogym.pipeline.data import DataResult
+    from repogym.pipeline.plan import make_plan
+    from repogym.pipeline.quickstart import run_quickstart
+    from repogym.pipeline.record import StageResult
+    from repogym.pipeline.runner import Hooks, PipelineError
 
     plan = make_plan(fast=fast, budget_minutes=budget, repos=repos, seed=seed)
-    out.mkdir(parents=True, exist_ok=True)
-    state = open_state(out, plan)
     saved = track("quickstart stages done")
     started = time.monotonic()
+    bars = LiveBars()
 
-    def notify(message: str) -> None:
-        saved.done = max(0, len(state.stages) - 1)  # "plan" is not a stage
-        err_console.print(Text(f"[{_clock(started)}] {message}"), soft_wrap=True)
+    def finished(_label: str, result: StageResult) -> None:
+        saved.done += 1
+        if isinstance(result, DataResult):
+            bars.pause()
+            console.print(data_table(result, out))
 
-    data = state.run("data", lambda: _data_stages(out, plan, workers, sandbox, notify), notify)
-    console.print(data_table(data, out))
-    if data["tasks"] == 0 or data["gold_resolved"] != data["tasks"] or data["empty_resolved"] != 0:
-        err_console.print("[red]quickstart: the pipeline did not behave as expected (see the reports above)[/]")
-        sys.exit(1)
-    hooks = LoopHooks(notify=notify, evaluate=_evaluate_with_progress, bars=True)
+    hooks = Hooks(
+        notify=lambda message: bars.say(f"[{_clock(started)}] {message}"), progress=bars, finished=finished,
+        trainer_bars=True,
+    )  # fmt: skip
     try:
-        result = run_loop(out, plan, data["repos"], sandbox, state, hooks)
-    except QuickstartError as exc:
+        with bars:
+            result = run_quickstart(out, plan, workers=workers, sandbox=sandbox, hooks=hooks)
+    except PipelineError as exc:
         err_console.print(Text(f"quickstart: {exc}", style="red"), soft_wrap=True)
         sys.exit(1)
     console.print(before_after_table(result, plan))
@@ -103,64 +104,30 @@ def _eval_options(options: dict[str, Any]) -> list[str]:
     return [f"--context {options['context']}", *rest] if "context" in options else rest
 
 
-def _data_stages(out: Path, plan: Any, workers: int, sandbox: str, notify: Any) -> dict[str, Any]:
-    """Generate, mine, synth, validate and grade with a live bar per counted stage."""
-    from repogym.quickstart import run_quickstart
-
-    progress = Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("ETA"), TimeRemainingColumn(), console=err_console,
-    )  # fmt: skip
-    bars: dict[str, Any] = {}
-
-    def on_progress(what: str, done: int, total: int) -> None:
-        key = what.split(":", 1)[0]  # "synth calcium: injecting": one bar per repository, its stage in the text
-        if key not in bars:
-            bars[key] = progress.add_task(what, total=total or None)
-        progress.update(bars[key], description=what, completed=done, total=total or None)
-
-    with progress:
-        result = run_quickstart(
-            out, seed=plan.seed, n_repos=plan.repos, synth_per_repo=plan.synth_per_repo, workers=workers,
-            sandbox=sandbox, notify=lambda m: progress.console.print(Text(m), soft_wrap=True), progress=on_progress,
-        )  # fmt: skip
-    return result.to_dict()
-
-
-def _evaluate_with_progress(config: Any) -> dict[str, Any]:
-    """`repogym eval`'s own display: a bar with attempts done, rate, ETA and the running resolve rate."""
-    from repogym.cli.rollout_cmd import run_with_progress
-    from repogym.evaluate.run import finish_eval, rollout_config
-
-    run_with_progress(rollout_config(config))
-    return finish_eval(config)
-
-
-def data_table(data: dict[str, Any], out: Path) -> Table:
+def data_table(data: DataResult, out: Path) -> Table:
     table = Table(title=f"repogym quickstart: data -> {out}")
     table.add_column("stage")
     table.add_column("result", justify="right")
     table.add_column("seconds", justify="right")
-    seconds = lambda key: f"{data['timings'][key]:.1f}" if key in data["timings"] else ""  # noqa: E731
-    n = data["tasks"]
-    table.add_row("sample repos", f"{len(data['repos'])} ({data['planted_fixes']} planted fixes)", seconds("generate_s"))
-    table.add_row("mined", f"{data['candidates']} candidates / {data['commits_scanned']} commits", seconds("mine_s"))
-    table.add_row("synth", f"{data['synth_candidates']} single-line bugs", seconds("synth_s"))
-    table.add_row("validated", f"{data['validated']} proved by their tests", seconds("validate_s"))
-    table.add_row("privacy scrub", f"{data['privacy_dropped']} dropped (secrets, licence)", "")
+    seconds = lambda key: f"{data.timings[key]:.1f}" if key in data.timings else ""  # noqa: E731
+    n = data.tasks
+    table.add_row("sample repos", f"{len(data.repos)} ({data.planted_fixes} planted fixes)", seconds("generate_s"))
+    table.add_row("mined", f"{data.candidates} candidates / {data.commits_scanned} commits", seconds("mine_s"))
+    table.add_row("synth", f"{data.synth_candidates} single-line bugs", seconds("synth_s"))
+    table.add_row("validated", f"{data.validated} proved by their tests", seconds("validate_s"))
+    table.add_row("privacy scrub", f"{data.privacy_dropped} dropped (secrets, licence)", "")
     table.add_row("tasks written", f"{n}", "")
-    table.add_row("gold patches", f"{data['gold_resolved']}/{n} resolved", seconds("grade_s"))
-    table.add_row("empty patches", f"{data['empty_resolved']}/{n} resolved", "")
+    table.add_row("gold patches", f"{data.gold_resolved}/{n} resolved", seconds("grade_s"))
+    table.add_row("empty patches", f"{data.empty_resolved}/{n} resolved", "")
     return table
 
 
-def before_after_table(result: Any, plan: Any) -> Table:
-    from repogym.quickstart_loop import before_after_rows
+def before_after_table(result: QuickstartRun, plan: QuickstartPlan) -> Table:
+    from repogym.pipeline.quickstart import before_after_rows
 
-    counts = result.split_counts
     table = Table(
         title="before / after: resolved on held-out tasks (pass@1, bootstrap 95% interval)",
-        caption=f"trained on {counts['train']} tasks; agentless, 3-line window at the gold patch's lines "
+        caption=f"trained on {result.split.train} tasks; agentless, 3-line window at the gold patch's lines "
         f"(perfect fault localization){', no issue text' if plan.prompt_style == 'compact' else ''}, answers: {_ANSWERS.get(plan.answer_format, plan.answer_format)}; "
         f"tiny model, {plan.budget_minutes:g} training minutes",
     )  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.progress import (
@@ -15,6 +16,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from repogym.cli.common import check_sandbox, console, err_console, exits_on_error, print_json
 from repogym.errors import ConfigError
@@ -134,7 +136,8 @@ def rollout_command(
 
 
 def run_with_progress(config):  # type: ignore[no-untyped-def]
-    """Plan (config errors surface here), then run with a live bar: done/total, rate, ETA, resolve rate."""
+    """`repogym rollout`'s run: plan (config errors surface here), then run with a live bar: done/total, rate,
+    ETA, resolve rate. (The library's own stages report through callbacks instead: see `LiveBars`.)"""
     from repogym.rollout.run import plan_rollout, run_rollout
 
     with err_console.status("checking the configuration and loading the policy..."):
@@ -157,6 +160,48 @@ def run_with_progress(config):  # type: ignore[no-untyped-def]
 
     with progress:
         return run_rollout(config, on_result=on_result, plan=plan)
+
+
+class LiveBars:
+    """The library's progress callbacks (`(what, done, total)`) drawn as rich bars on stderr: a bar per count
+    (`what` up to its first ':', the rest shown beside it), live from the first count until `pause()`.
+
+    Printing a line (`say`) or handing the terminal to a trainer's own bar pauses them first: rich allows one
+    live display at a time. Use it as a context manager so the bars end with the command."""
+
+    def __init__(self) -> None:
+        self._live: Progress | None = None
+        self._bars: dict[str, Any] = {}
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        if self._live is None:
+            self._live = Progress(
+                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                TextColumn("ETA"), TimeRemainingColumn(), console=err_console,
+            )  # fmt: skip
+            self._live.start()
+            self._bars = {}
+        # "synth calcium: injecting": one bar per repository, its step in the text
+        key = what.split(":", 1)[0]
+        if key not in self._bars:
+            self._bars[key] = self._live.add_task(what, total=total or None)
+        self._live.update(self._bars[key], description=what, completed=done, total=total or None)
+
+    def pause(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def say(self, line: str) -> None:
+        """Print a line on stderr below the bars drawn so far."""
+        self.pause()
+        err_console.print(Text(line), soft_wrap=True)
+
+    def __enter__(self) -> LiveBars:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pause()
 
 
 def _progress() -> Progress:

@@ -64,19 +64,21 @@ def flywheel_command(
     """The SFT -> RL flywheel: each round rolls out the policy on the train tasks, fine-tunes on what resolved
     (plus gold demonstrations in round 0), runs GRPO, and evaluates on flywheel.eval_task_set.
 
-    Every stage's output lands under output_dir/round-K/ and is recorded in output_dir/flywheel.json
-    as it finishes, so the same command after a kill resumes where it stopped.
+    Every stage's output lands under output_dir/round-K/, its result recorded in its own folder as it
+    finishes, so the same command after a kill resumes where it stopped; output_dir/flywheel.json holds
+    the per-round table.
 
     Example:
       repogym train flywheel examples/seed_grpo.yaml --rounds 2 base_model=/tmp/tiny \\
         env.task_set=train.jsonl flywheel.eval_task_set=heldout.jsonl env.mode=agentless output_dir=runs/fw
     """
     from repogym.config import load_config
-    from repogym.train.flywheel import run_flywheel
+    from repogym.pipeline.flywheel import run_flywheel
+    from repogym.pipeline.runner import Hooks
 
     run = load_config(config, overrides or [])
     with contextlib.redirect_stdout(sys.stderr):
-        table = run_flywheel(run, rounds, notify=lambda line: err_console.print(line, soft_wrap=True))
+        table = run_flywheel(run, rounds, Hooks(notify=lambda line: err_console.print(line, soft_wrap=True)))
     rows = [row.to_dict() for row in table]
     if json_out:
         print_json(rows)

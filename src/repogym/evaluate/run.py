@@ -12,7 +12,9 @@ Layout of an eval folder DIR (the report and `eval compare` read it):
 - `swebench_report.json`: the report `repogym grade --predictions` writes, for those predictions.
 
 The rollout is the existing machinery (`run_rollout`) with every attempt kept; the scores come from
-its ledger, so attempts that failed before grading count as not resolved, never as missing.
+its ledger, so attempts that failed before grading count as not resolved, never as missing. Progress goes
+to callbacks the caller supplies (`notify` lines, `progress` counts): the CLI draws them, the library never
+draws anything itself.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +37,7 @@ from repogym.evaluate.scores import TaskCounts, check_ks, eval_scores
 from repogym.evaluate.swebench import PREDICTION_ATTEMPT, first_attempts, predictions_of, swebench_report
 from repogym.files import write_json
 from repogym.predictions import save_predictions
-from repogym.rollout.run import RolloutConfig
+from repogym.rollout.run import RolloutConfig, plan_rollout, run_rollout
 from repogym.rollout.store import TrajectoryStore
 from repogym.task import Task
 
@@ -47,6 +50,11 @@ SWEBENCH_REPORT_FILE = "swebench_report.json"
 KNOWN_STAGES = ("baseline", "sft", "grpo")
 MODES = ("agent", "agentless")
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+Notify = Callable[[str], None]
+#: (what, done, total): a live count for the caller's display; `what` names the count before any ':'
+#: ("eval sft-heldout-repo: 3/8 resolved"), and a total of 0 means not known yet.
+Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)
@@ -146,12 +154,37 @@ def _env_options(config: EvalConfig) -> dict[str, Any]:
     return options
 
 
-def run_eval(config: EvalConfig) -> dict[str, Any]:
-    """Roll out (resuming what is done), then score and write the folder; returns the summary."""
-    from repogym.rollout.run import run_rollout
+def run_eval(
+    config: EvalConfig, *, notify: Notify = lambda _: None, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Roll out (resuming what is done), then score and write the folder; returns the summary.
 
-    run_rollout(rollout_config(config))
+    `notify` hears when attempts are already stored (a resumed run); `progress` counts the attempts run
+    now and how many of them resolved."""
+    label = "-".join(name for name in (config.stage, config.split) if name)
+    what = f"eval {label}" if label else "eval"
+    if progress is not None:
+        progress(f"{what}: checking the configuration and loading the policy", 0, 0)
+    plan = plan_rollout(rollout_config(config))
+    if plan.skipped:
+        notify(f"resuming: {plan.skipped} attempt(s) already in {plan.config.out}, {len(plan.jobs)} to run")
+    run_rollout(plan.config, on_result=attempt_counter(what, len(plan.jobs), progress), plan=plan)
     return finish_eval(config)
+
+
+def attempt_counter(what: str, total: int, progress: Progress | None) -> Callable[[Trajectory], None] | None:
+    """A rollout's `on_result` as `progress` counts: attempts done of `total`, and how many resolved."""
+    if progress is None:
+        return None
+    counts = {"done": 0, "resolved": 0}
+    progress(what, 0, total)
+
+    def on_result(trajectory: Trajectory) -> None:
+        counts["done"] += 1
+        counts["resolved"] += trajectory.resolved
+        progress(f"{what}: {counts['resolved']}/{counts['done']} resolved", counts["done"], total)
+
+    return on_result
 
 
 def finish_eval(config: EvalConfig) -> dict[str, Any]:

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from repogym.dataset import load_tasks
+from repogym.synth.locate import task_locations
+
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
 
@@ -22,7 +25,7 @@ def test_quickstart_fast_from_a_fresh_clone_interrupted_then_resumed_runs_the_wh
     serves both checks (each costs minutes on 2 cores)."""
     # toy_task sets REPOGYM_CACHE to the run's shared cache (environments are built once per run); one torch
     # thread, as the suite's other trainers (two spinning OpenMP threads on 2 shared cores cost several times).
-    source = Path(__file__).resolve().parents[1]
+    source = Path(__file__).resolve().parents[2]
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(source), str(clone)], check=True)
     env = {**os.environ, "PYTHONPATH": str(clone / "src"), "COLUMNS": "200", "OMP_NUM_THREADS": "1"}
@@ -34,10 +37,10 @@ def test_quickstart_fast_from_a_fresh_clone_interrupted_then_resumed_runs_the_wh
         # SIGINT as a terminal leaves it: a suite started in the background (`cmd &`, nohup) inherits it ignored
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
-    state = out / "quickstart.json"
+    split_record = out / "split" / "stage.json"
     deadline = time.monotonic() + 1200
     while time.monotonic() < deadline and proc.poll() is None:
-        if state.exists() and '"split"' in state.read_text():  # the data stages are done and recorded
+        if split_record.exists():  # the data stages and the split are done and recorded
             break
         time.sleep(0.2)
     assert proc.poll() is None, proc.communicate()[0]
@@ -66,12 +69,15 @@ def test_quickstart_fast_from_a_fresh_clone_interrupted_then_resumed_runs_the_wh
         for path in out.glob("*.json*"):
             assert manifest["secret"]["value"] not in path.read_text(encoding="utf-8"), path.name
 
-    # The two held-out splits share nothing with train: no function, and no task of the held-out repo.
-    split = {name: [json.loads(line) for line in (out / "split" / f"{name}.jsonl").read_text().splitlines()]
+    # The two held-out splits share nothing with train: no function (as the split names functions: file and
+    # qualified name in a repository), and no task of the held-out repo.
+    split = {name: list(load_tasks(out / "split" / f"{name}.jsonl"))
              for name in ("train", "heldout-functions", "heldout-repo")}  # fmt: skip
     assert all(split.values())
-    held_repo = {task["repo"] for task in split["heldout-repo"]}
-    assert len(held_repo) == 1 and not held_repo & {task["repo"] for task in split["train"]}
+    functions = {name: {(t.repo, *loc) for t in side for loc in task_locations(t)} for name, side in split.items()}
+    assert not functions["train"] & functions["heldout-functions"]
+    held_repo = {task.repo for task in split["heldout-repo"]}
+    assert len(held_repo) == 1 and not held_repo & {task.repo for task in split["train"]}
     # Every stage ran: training curves and the six evaluations are on disk.
     for run in ("pretrain", "sft", "grpo"):
         folder = out / "train" / run if run != "pretrain" else out / "model" / "pretrained"

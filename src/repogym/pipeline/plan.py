@@ -26,7 +26,7 @@ WINDOW_OPTIONS: dict[str, Any] = {"context": "window", "window_lines": 1, "local
 
 @dataclass(frozen=True)
 class QuickstartPlan:
-    """Every size the quickstart's stages use; `quickstart.json` records it so a resume uses the same."""
+    """Every size the quickstart's stages use; OUT/quickstart.json records it so a resume uses the same."""
 
     fast: bool
     budget_minutes: float
