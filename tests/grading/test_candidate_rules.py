@@ -1,16 +1,19 @@
-"""The candidate filter's rules for test configuration, on patches built here (no sandbox: the rules are pure).
+"""The candidate filter's rules for test configuration, on patches built here, and for what an install step
+may write (no sandbox: the rules are pure).
 
 Each hostile case is named after the spelling it tries; each control is an edit a real fix makes and that
-must be kept. The end-to-end attacks are in test_hostile_report_forgery.py.
+must be kept. The end-to-end attacks are in test_hostile_report_forgery.py and test_hostile_grading.py.
 """
 
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 
 import pytest
 
-from repogym.grading.candidate import filter_candidate
+from repogym.grading.candidate import check_changes, filter_candidate
+from repogym.sandbox.layerchanges import ChangeKind, PathChange
 
 SETUP_CFG = "[metadata]\nname = calc\n\n[tool:pytest]\ntestpaths = tests\n\n[flake8]\nmax-line-length = 99\n"
 PYPROJECT = (
@@ -145,3 +148,44 @@ def test_a_shared_config_file_made_a_link_to_an_unprotected_file_is_dropped() ->
     )
     result = filter_candidate(link, [], lambda p: "")
     assert result.ignored == ("tox.ini (test configuration (a link: what pytest reads is not in the patch))",)
+
+
+# -- what the install step may write: compiled code, unless it stands in for what no patch may change -----------
+
+
+def _by_install(*paths: str) -> str:
+    changes = [PathChange(path, ChangeKind.ADDED, Path("/nonexistent")) for path in paths]
+    return check_changes(changes, ["tests/test_calc.py"], lambda path: "", by_install=True)
+
+
+def test_install_step_builds_an_extension_module_named_sitecustomize() -> None:
+    """Was a hole at 385871c: an install's compiled code was allowed by its reason ('compiled code'), so a
+    packaging patch whose setup.py builds `Extension('sitecustomize', ...)` in place put start-up code in the
+    tree the install rule passed. Start-up code is judged first, whatever form it takes."""
+    so = "src/sitecustomize.cpython-311-x86_64-linux-gnu.so"
+    assert _by_install(so, "src/usercustomize.abi3.so") == (
+        f"{so} (a module run at interpreter start), src/usercustomize.abi3.so (a module run at interpreter start)"
+    )
+
+
+def test_install_step_writes_a_cached_pytest_module_of_a_test_file() -> None:
+    """pytest loads a test module's rewritten cache from __pycache__ when its header matches the source: a
+    cache the install writes for a test file (named test_*.py outside a tests/ folder) is that test file."""
+    cached = "src/calc/__pycache__/test_core.cpython-311-pytest-8.0.0.pyc"
+    beside = "src/calc/conftest.cpython-311-x86_64-linux-gnu.so"
+    assert _by_install(cached, beside) == (
+        f"{cached} (compiled code standing in for src/calc/test_core.py: test file), "
+        f"{beside} (compiled code standing in for src/calc/conftest.py: test configuration)"
+    )
+
+
+def test_install_step_builds_the_projects_own_compiled_code() -> None:
+    """Control: an in-place extension module and the cache of a module of the project are build outputs."""
+    assert (
+        _by_install(
+            "src/calc/_speedups.cpython-311-x86_64-linux-gnu.so",
+            "src/calc/__pycache__/core.cpython-311.pyc",
+            "src/calc.egg-info/SOURCES.txt",
+        )
+        == ""
+    )
