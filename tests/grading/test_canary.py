@@ -4,6 +4,8 @@ it runs that test (a forger that flips the failures of tests which called its co
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import os
 import random
 import re
@@ -264,3 +266,39 @@ def test_no_canary_for_ids_that_are_no_attribute_path() -> None:
     assert plant_canary("pytest", ["tests/t.py::tests.t.helper"], ["tests/t.py"]) is None
     assert plant_canary("pytest", ["tests/t.py::test_a"], ["tests/other.py"]) is None
     assert plant_canary("django", ["test_a (app.tests.T)"], ["app/tests.py"]) is None
+
+
+@pytest.mark.parametrize("version", ["2.7.18", "3.6.15"])
+def test_the_appended_code_compiles_under_old_interpreters(version: str) -> None:
+    """The canary runs under the task's interpreter: Python 2.7 refuses f-strings, `async def` outside a
+    string, keyword-only arguments. (Run with pytest 4.6.11 on 2.7 and 6.2.5 on 3.6 when this was written:
+    every canary of the file above failed once.)"""
+    python = Path.home() / ".pyenv" / "versions" / version / "bin" / "python"
+    if not python.exists():
+        pytest.skip(f"Python {version} is not installed under pyenv here")
+    for framework, target, files in (
+        ("pytest", "t.py::TestK::test_method", ["t.py"]),
+        ("unittest", "pkg.t.T.test_x", ["pkg/t.py"]),
+    ):
+        canary = plant_canary(framework, [target], files, random.Random(1))
+        assert canary is not None
+        source = "from __future__ import unicode_literals\n" + canary.code
+        check = "import sys; compile(sys.stdin.read(), 't.py', 'exec')"
+        subprocess.run([str(python), "-c", check], input=source, text=True, check=True, timeout=30)
+
+
+def test_a_coroutine_test_is_copied_as_a_coroutine_that_awaits_it_then_fails_the_assert() -> None:
+    """An async test (pytest-asyncio, anyio) gets an async canary: awaiting it awaits the copied test, whose
+    own failure comes out as it is, then fails the plain assert of the test module."""
+    source = (
+        "import asyncio\nseen = []\nasync def test_io():\n    seen.append(1)\n    await asyncio.sleep(0)\n"
+    )
+    canary = plant_canary("pytest", ["t.py::test_io"], ["t.py"], random.Random(4))
+    assert canary is not None
+    module: dict = {}
+    exec(compile(source + canary.code, "t.py", "exec"), module)
+    planted = module[canary.test_ids[0].rsplit("::", 1)[1]]
+    assert inspect.iscoroutinefunction(planted) and planted.__wrapped__ is module["test_io"]
+    with pytest.raises(AssertionError):
+        asyncio.run(planted())
+    assert module["seen"] == [1]

@@ -3,36 +3,47 @@
 Steps, each with its own failure outcome: prepare the task's runtime
 (ENV_BUILD_FAILED, INFRA_ERROR) -> filter the candidate (candidate.py) and
 apply it, falling back to fuzzier applies, then check what really changed
-(PATCH_APPLY_FAILED) -> apply the test patch over it (INFRA_ERROR: the task is
-broken) -> plant the canary (canary.py) and empty the jail's inbox -> compile
-the changed Python files -> run FAIL_TO_PASS and PASS_TO_PASS -> judge the
-report (judge.py: TIMEOUT, TESTS_DID_NOT_RUN, REPORT_FORGED, RESOLVED only
-when every one of them passed and the canary failed). Where it can (onepass.py),
-all of the jailed steps are one sandbox start, with the check of what really
-changed made by the host at a checkpoint before the tests; elsewhere each is a
-jailed command of its own. Both ways give the same verdict.
+(PATCH_APPLY_FAILED) -> apply the test patch over it, when the task has one
+(INFRA_ERROR: the task is broken) -> plant the canary (canary.py) and empty the
+jail's inbox -> compile the changed Python files -> run FAIL_TO_PASS and
+PASS_TO_PASS -> judge the report (judge.py: TIMEOUT, TESTS_DID_NOT_RUN,
+REPORT_FORGED, RESOLVED only when every one of them passed and the canary
+failed). Where it can (onepass.py), all of the jailed steps are one sandbox
+start, with the check of what really changed made by the host at a checkpoint
+before the tests; elsewhere each is a jailed command of its own. Both ways give
+the same verdict.
 
-Guarantees (each has a hostile test in tests/grading/test_hostile_grading*.py and, through an agent's
-submit(), tests/env/test_hostile_submit.py):
+Guarantees (each has a hostile test in tests/grading/test_hostile_*.py and, through the gym,
+tests/env/test_hostile_submit.py and test_hostile_forgery_gym.py):
 
-- The tests graded are the task's: test files, test configuration, the test command's own files and
-  whatever Python or pytest would load by themselves (candidate.py's list) are the base commit's.
+- The tests graded are the task's: test files (the test patch's, every file that holds a FAIL_TO_PASS or
+  PASS_TO_PASS test, and any path that looks like a test), test configuration, the test command's own files
+  and whatever Python or pytest would load by themselves (candidate.py's list) are the base commit's.
 - Nothing of the repository stands in for the harness: pytest and the report plugin (or the unittest
   runner) are imported before the repository is on sys.path (pytest_plugin/repogym_pytest.py).
-- Results come from the structured report, cross-checked with the exit code (parsers/), and an expected
-  failure counts only for a test marked so.
-- A report that turns failures into passes, or that code under test wrote itself, is REPORT_FORGED as long
-  as it does not single out the canary: a forger that does not know which test the grader planted cannot
-  make the task's tests pass and the canary fail.
+- Results come from the structured report, cross-checked with the exit code (parsers/). An expected failure
+  counts only for a test that carried an xfail mark when collection ended and where a static reading of
+  the trusted test sources finds one that can apply (test_sources.py): a mark that code under test adds,
+  while the tests run or while they are collected, does not make a pass.
+- Every graded run of a pytest or unittest task has a canary (canary.py), synthetic tasks included: a copy
+  of a FAIL_TO_PASS test in its own file that fails like any failing test (a plain assert, the copied
+  test's exceptions as they are). A report that turns failures into passes (by hook, by swallowing
+  exceptions in the runner, by stripping asserts, by rewriting reports) or that code under test wrote
+  itself is REPORT_FORGED as long as it does not single out the canary; a REPORT_FORGED grade is worth a
+  fixed penalty, never any reward term (rewards/compose.py).
 
 Not guaranteed:
 
 - Code under test runs in the test runner's process and can do anything that process can. A patch written
-  against this grader, that finds the canary by reading the test file's code (it is a copy of a
-  FAIL_TO_PASS test ending in an assertion of its own) and spares it while forging the rest, is graded
-  RESOLVED; so is code that behaves differently when it sees it is being tested. Both need an attacker
-  who knows repogym's canary; neither can be learnt from an agent's episode, where the canary never is.
-- Frameworks without a structured report (django, sympy: their parsers read printed lines) get no canary.
+  against this grader, that finds the canary by reading the test file's code (the block appended at its
+  end) or by inspecting the test objects (a test whose ``__wrapped__`` is another test of its module, a code
+  object past the file's last test), and spares it while forging the rest, is graded RESOLVED; so is code
+  that behaves differently when it sees it is being tested. Both need an attacker who knows repogym's
+  canary; neither can be learnt from an agent's episode, where the canary never is.
+- The static xfail reading errs towards "can apply": in a test file or under a conftest.py that mentions
+  xfail, code under test can still make a failing test XFAIL by marking it while tests are collected.
+- Frameworks without a structured report (django, sympy: their parsers read printed lines) get no canary,
+  and nor does a task whose FAIL_TO_PASS ids name no attribute path (doctests).
 """
 
 from __future__ import annotations
