@@ -44,6 +44,7 @@ Not guaranteed:
 - Only the venv is checked here; /tmp, $HOME and the jail's other writable folders do not outlive the
   install's command.
 """
+
 from __future__ import annotations
 
 import os
@@ -84,11 +85,11 @@ def check_reinstall(episode: Episode) -> str:
             new, changes = Tree((folder,)), tree_changes(folder, layer.venv_lowers[0])
         else:
             return f"{VENV_DIR} (the venv after the re-install was not found)"
-    except OSError as exc:
+        if changes is None:
+            return f"{VENV_DIR} (its layer holds overlay redirects or metacopy, which are not replayed)"
+        return judge_venv_changes(changes, Tree(layer.venv_lowers), new, Tree(layer.lowers))
+    except OSError as exc:  # a folder the jail made unreadable (where it is not root): not seen, not passed
         return f"{VENV_DIR} (could not be read after the re-install: {exc})"
-    if changes is None:
-        return f"{VENV_DIR} (its layer holds overlay redirects or metacopy, which are not replayed)"
-    return judge_venv_changes(changes, Tree(layer.venv_lowers), new, Tree(layer.lowers))
 
 
 def judge_venv_changes(changes: Iterable[PathChange], base: Tree, new: Tree, repo: Tree) -> str:
