@@ -98,7 +98,7 @@ def test_an_earlier_commit_gets_none_of_a_later_commits_objects(git_repo):
 def test_the_same_commit_again_builds_nothing(git_repo, tmp_path):
     mirror_path, commits = _linear(git_repo, "again", 2)
     _assert_exact(mirror_path, commits[1])
-    again = link_history(mirror_path, commits[1], [], tmp_path / "pack")
+    again = link_history(mirror_path, commits[1], tmp_path / "pack")
     assert again.built is None and len(again.packs) == 1
 
 
@@ -109,14 +109,17 @@ def test_a_tag_made_after_the_commit_was_stored_gets_a_pack_of_its_own(git_repo,
     mirror_path = mirror(str(repo.path))
     _assert_exact(mirror_path, second)
     repo.git("tag", "-a", "v1", "-m", "tagged later", first)
-    mirror(str(repo.path), (repo.commit({"a.py": "A = 3\n"}, "third"),))  # fetches the tag too
-    tag = _git(mirror_path, "rev-parse", "v1").stdout.strip()
-    linked = link_history(mirror_path, second, [tag], tmp_path / "pack")
+    third = repo.commit({"a.py": "A = 3\n"}, "third")
+    repo.git("tag", "-a", "v2", "-m", "a later release", third)
+    mirror(str(repo.path), (third,))  # fetches the tags too
+    linked = link_history(mirror_path, second, tmp_path / "pack")
     assert linked.built is not None and len(linked.packs) == 2
+    assert [tag.name for tag in linked.tags] == ["refs/tags/v1"] and linked.tags[0].annotated
     _git(tmp_path, "init", "-q", "--bare", "check.git")
     for pack in (tmp_path / "pack").iterdir():
         os.link(pack, tmp_path / "check.git" / "objects" / "pack" / pack.name)
-    assert _objects(tmp_path / "check.git") == _reachable(mirror_path, second) | {tag}
+    assert _objects(tmp_path / "check.git") == _reachable(mirror_path, second)
+    assert linked.tags[0].sha in _objects(tmp_path / "check.git")
 
 
 def test_a_parentless_commit_holds_its_tree_alone(git_repo):

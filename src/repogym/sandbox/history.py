@@ -37,7 +37,6 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,6 +68,17 @@ class PackRecord:
 
 
 @dataclass(frozen=True)
+class TagRef:
+    """A tag of the mirror on a commit the checkout's commit reaches."""
+
+    name: str
+    """The full ref name, `refs/tags/...`."""
+    sha: str
+    """What the ref names: a tag object (annotated), or the commit itself (lightweight)."""
+    annotated: bool
+
+
+@dataclass(frozen=True)
 class LinkedHistory:
     """What `link_history` put in a checkout."""
 
@@ -76,6 +86,8 @@ class LinkedHistory:
     """The names of the packs linked, the new one (if any) included."""
     built: str | None
     """The pack made for this call (None: the store already held the commit and its tags)."""
+    tags: tuple[TagRef, ...]
+    """The tags of the commit's past, for the checkout's `.git/packed-refs` (the packs hold their objects)."""
     shallow: tuple[str, ...]
     """A shallow mirror's boundary commits that the commit reaches (for `.git/shallow`)."""
 
@@ -86,9 +98,23 @@ def history_store(mirror_path: Path) -> Path:
     return cache_dir("history") / key
 
 
-def link_history(mirror_path: Path, commit: str, tags: Sequence[str], pack_dir: Path) -> LinkedHistory:
-    """Hard-link into `pack_dir` the packs that hold exactly the objects reachable from `commit`, plus the
-    annotated tag objects `tags` (tags on commits `commit` reaches), making the missing pack first."""
+def past_tags(mirror_path: Path, commit: str) -> tuple[TagRef, ...]:
+    """The mirror's tags that `commit` contains, so that `git describe` (setuptools_scm, versioneer) sees
+    the version the commit was released under, as in a full clone; pytest's own repo, for one, refuses to
+    run its tests as version 0.1.dev. Tags of later commits are left out: they would name the future fix."""
+    listing = git(
+        "for-each-ref", "--merged", commit, "--format=%(objectname) %(objecttype) %(refname)", "refs/tags",
+        cwd=mirror_path,
+    )  # fmt: skip
+    refs = [line.split(" ", 2) for line in listing.decode().splitlines() if line.count(" ") >= 2]
+    return tuple(TagRef(name, sha, kind == "tag") for sha, kind, name in refs)
+
+
+def link_history(mirror_path: Path, commit: str, pack_dir: Path) -> LinkedHistory:
+    """Hard-link into `pack_dir` the packs that hold exactly the objects reachable from `commit` plus the
+    annotated tag objects of its past (`past_tags`), making the missing pack first."""
+    refs = past_tags(mirror_path, commit)
+    tags = [ref.sha for ref in refs if ref.annotated]
     store = history_store(mirror_path)
     with FileLock(str(store) + ".lock"):
         store.mkdir(exist_ok=True)
@@ -116,7 +142,7 @@ def link_history(mirror_path: Path, commit: str, tags: Sequence[str], pack_dir: 
         for name in names:
             for source in _pack_files(store, name):
                 _link(source, pack_dir / source.name)
-    return LinkedHistory(names, built, _shallow_boundary(mirror_path, commit))
+    return LinkedHistory(names, built, refs, _shallow_boundary(mirror_path, commit))
 
 
 def _closure(tips: set[str], by_tip: dict[str, list[PackRecord]]) -> list[PackRecord]:

@@ -73,17 +73,25 @@ def mirror(source: str, commits: tuple[str, ...] = ()) -> Path:
             tmp = path.with_suffix(".tmp")
             subprocess.run(["rm", "-rf", str(tmp)], check=False)
             git("clone", "--mirror", "--quiet", source, str(tmp))
+            _write_commit_graph(tmp)
             os.replace(tmp, path)
         _mirror_submodules(source, path)
         missing = [c for c in commits if not _has_commit(path, c)]
         if missing:
             git("fetch", "--quiet", "--prune", source, "+refs/*:refs/*", cwd=path, check=False)
+            _write_commit_graph(path)
             still = [c for c in missing if not _has_commit(path, c)]
             if still:
                 raise RepoSourceError(
                     f"{source}: commit(s) {', '.join(c[:12] for c in still)} not found in the repository"
                 )
     return path
+
+
+def _write_commit_graph(path: Path) -> None:
+    """Index the mirror's commits (0.4 s once on pytest's 27,904): every checkout walks its commit's
+    history (its tags, its packs: sandbox/history.py), 5x faster with the graph. Only an optimisation."""
+    git("commit-graph", "write", "--reachable", cwd=path, check=False)
 
 
 def _mirror_submodules(source: str, path: Path) -> None:

@@ -213,32 +213,17 @@ def _fill_blob_store(mirror_path: Path, store: Path, wanted: dict[str, int]) -> 
         batch.wait()
 
 
-def _copy_past_tags(mirror_path: Path, commit: str, dest: Path) -> list[str]:
-    """The mirror's tags that `commit` contains, so that `git describe` (setuptools_scm, versioneer) sees
-    the version the commit was released under, as in a full clone; pytest's own repo, for one, refuses to run
-    its tests as version 0.1.dev. Tags of later commits are left out: they would name the future fix.
-    Returns the annotated tags' objects (the checkout's history must hold them)."""
-    listing = git(
-        "for-each-ref", "--merged", commit, "--format=%(objectname) %(objecttype) %(refname)", "refs/tags",
-        cwd=mirror_path,
-    )  # fmt: skip
-    refs = [line.split(" ", 2) for line in listing.decode().splitlines() if line.count(" ") >= 2]
-    if refs:
-        text = "".join(f"{sha} {name}\n" for sha, _, name in refs)
-        (dest / ".git" / "packed-refs").write_text(text)
-    return [sha for sha, kind, _ in refs if kind == "tag"]
-
-
 def _make_git_dir(mirror_path: Path, commit: str, dest: Path) -> None:
-    """A minimal .git: HEAD detached at `commit`, the packs of its history (sandbox/history.py), the tags
-    of its past, a fresh index. No alternates, no reflog, no other ref."""
+    """A minimal .git: HEAD detached at `commit`, the packs of its history and the tags of its past
+    (sandbox/history.py), a fresh index. No alternates, no reflog, no other ref."""
     git("init", "--quiet", "--template=", str(dest))
     git_dir = dest / ".git"
     (git_dir / "HEAD").write_text(commit + "\n")
     # Repacking the checkout's packs in an episode (gc after a `git commit`) only costs the agent time.
     git("config", "gc.auto", "0", cwd=dest)
-    annotated = _copy_past_tags(mirror_path, commit, dest)
-    history = link_history(mirror_path, commit, annotated, git_dir / "objects" / "pack")
+    history = link_history(mirror_path, commit, git_dir / "objects" / "pack")
+    if history.tags:
+        (git_dir / "packed-refs").write_text("".join(f"{tag.sha} {tag.name}\n" for tag in history.tags))
     if history.shallow:
         (git_dir / "shallow").write_text("".join(f"{sha}\n" for sha in history.shallow))
     git("read-tree", commit, cwd=dest)
