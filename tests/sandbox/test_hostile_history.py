@@ -396,11 +396,10 @@ def test_episode_interpreter_site_packages_hold_no_release_of_the_project(prepar
     assert works.ok and works.output.strip() == "6", works.output
 
 
+@pytest.mark.parametrize("prepared", ["mined"], indirect=True)  # one gym run: the tasks share the sandbox
 def test_gym_agent_applying_the_fix_from_history_is_not_resolved(prepared):
     """Through the gym, as an agent plays it: `git show <fix> | git apply` and submit."""
     case = prepared.case
-    if case.kind != "mined":
-        pytest.skip("one gym run is enough: the three tasks share the sandbox")
     env = repogym.make(case.task.instance_id, case.task, runtime=prepared.runtime)
     try:
         env.reset()
