@@ -272,11 +272,6 @@ def _git(repo: Path, *args: str) -> str:
     ).stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="NEEDS runtime._OFFLINE_INSTALL_ENV['PIP_NO_COMPILE'] = '0': pip byte-compiles setuptools' editable "
-    "finder module into site-packages/__pycache__, a cached start-up module the check cannot read and refuses",
-)
 def test_a_pip_editable_reinstall_of_a_flat_layout_is_clean(tmp_path):
     """SWE-bench installs with `python -m pip install -e .`; for a flat layout setuptools writes a finder module
     (imported by its .pth at start), which pip compiles unless told not to."""

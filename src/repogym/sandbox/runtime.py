@@ -65,6 +65,9 @@ _OFFLINE_INSTALL_ENV = {
     "PIP_NO_INDEX": "1",
     "PIP_NO_BUILD_ISOLATION": "0",  # pip reads this option inverted: 0 turns build isolation off
     "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    # pip reads this option inverted too: 0 = no byte-compiling. A compiled editable finder module is a .pyc the
+    # re-install check (grading/installcheck.py) must refuse, which would refuse every honest packaging patch.
+    "PIP_NO_COMPILE": "0",
 }
 
 
@@ -316,10 +319,13 @@ def touches_packaging(paths: Iterable[str]) -> bool:
     return False
 
 
-def reinstall_if_packaging_changed(episode: Episode, patch: str) -> ExecResult | None:
+def reinstall_if_packaging_changed(
+    episode: Episode, patch: str, limits: Limits | None = None
+) -> ExecResult | None:
     """After `patch` was applied: re-run the install step when it changed packaging files or extension
     sources (None when it did not, or the task has none). Like SWE-bench, what follows runs whether or
-    not the install succeeded: a broken install shows in the tests."""
+    not the install succeeded: a broken install shows in the tests. `limits`: the step's (a grade passes its
+    test limits, so a setup.py that sleeps costs no more than the grade's time limit); None: the runtime's."""
     if not episode.install_step or not touches_packaging(changed_paths(patch)):
         return None
-    return episode.reinstall()
+    return episode.reinstall(limits)
