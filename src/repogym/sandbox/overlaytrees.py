@@ -13,6 +13,8 @@ import shutil
 import stat
 from pathlib import Path
 
+from repogym.sandbox.layerchanges import OVERLAY_XATTR_PREFIX
+
 
 def flatten(upper: Path, lower: Path, tree: Path) -> bool:
     """Materialise `upper` over `lower` as a tree of hard links (both lie on the cache's filesystem), so
@@ -146,7 +148,8 @@ def _overlay_attributes(path: Path) -> set[str]:
         names = os.listxattr(path, follow_symlinks=False)
     except OSError:
         return set()
-    return {name.rsplit(".", 1)[-1] for name in names if ".overlay." in name} & _VIEW_ATTRIBUTES
+    prefix = OVERLAY_XATTR_PREFIX  # the kernel's own namespace for a root-mounted overlay; user.* is anyone's
+    return {name[len(prefix) :] for name in names if name.startswith(prefix)} & _VIEW_ATTRIBUTES
 
 
 def _covers(upper: Path, lower: Path) -> bool:
