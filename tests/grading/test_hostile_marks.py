@@ -7,6 +7,7 @@ marks keep counting, as SWE-bench counts them.
 
 from __future__ import annotations
 
+import difflib
 import subprocess
 import textwrap
 
@@ -18,7 +19,7 @@ from repogym.grading.judge import judge
 from repogym.grading.report import Outcome, TestReport, TestStatus
 from repogym.grading.test_sources import XfailReading, after_test_patch, required_test_files
 from repogym.sandbox.runtime import TaskRuntime
-from repogym.task import Task
+from repogym.task import EnvSpec, Task
 
 from .forgers import (
     FORGERS,
@@ -29,6 +30,7 @@ from .forgers import (
     synthetic_task,
     task_and_runtime,
 )
+from .sandbox_runs import git_task
 
 __all__ = ["synthetic_runtime", "synthetic_task", "task_and_runtime"]  # fixtures
 
@@ -295,3 +297,57 @@ def test_judge_reads_a_canary_xfail_as_honest_only_under_a_class_or_module_mark(
     assert judge(_TASK, report, canary, may_xfail=lambda test_id: True).outcome is Outcome.RESOLVED
     assert judge(_TASK, report, canary, may_xfail=lambda test_id: False).outcome is Outcome.REPORT_FORGED
     assert judge(_TASK, report, canary).outcome is Outcome.REPORT_FORGED
+
+
+_UNIT_CALC = "def add(a, b):\n    return a - b\n"
+_UNIT_TESTS = (
+    "import unittest\n"
+    "from calc import add\n\n\n"
+    "class T(unittest.TestCase):\n"
+    "    def test_add(self):\n"
+    "        self.assertEqual(add(2, 3), 5)\n\n"
+    "    def test_zero(self):\n"
+    "        self.assertEqual(add(0, 0), 0)\n"
+)
+# Each test is tried once first; one that fails is flagged as expecting to fail, as the expectedFailure
+# decorator flags it, before unittest runs it for real.
+_UNIT_FORGER = (
+    "\nimport unittest as _unittest\n"
+    "_run = _unittest.TestCase.run\n"
+    "def _run_expecting_failures(self, result=None):\n"
+    "    try:\n"
+    "        getattr(self, self._testMethodName)()\n"
+    "    except Exception:\n"
+    "        self.__unittest_expecting_failure__ = True\n"
+    "    return _run(self, result)\n"
+    "_unittest.TestCase.run = _run_expecting_failures\n"
+)
+
+
+def test_grading_forger_flags_failing_unittest_tests_as_expected_failures(tmp_path):
+    """Was a hole at 385871c on a synthetic unittest task (no test patch, so no canary): the package,
+    imported by the test module, wrapped TestCase.run to try each test first and flag a failing one with
+    unittest's expectedFailure attribute, so it ended an expected failure (XFAIL, a pass): RESOLVED. No
+    expectedFailure is written in the test file, so it is not a pass now, and the canary (planted in the
+    test's own file) is flagged too: an expected failure no honest run has, REPORT_FORGED."""
+    env = EnvSpec(log_parser="unittest", test_cmd="python -m unittest -v", install=("true",))
+    task = git_task(
+        tmp_path, {"calc.py": _UNIT_CALC, "test_calc.py": _UNIT_TESTS}, env, "unit-1", "test_calc.T.test_add"
+    )
+    task = task.replace(
+        patch=_diff("calc.py", _UNIT_CALC, _UNIT_CALC.replace("a - b", "a + b")),
+        PASS_TO_PASS=["test_calc.T.test_zero"],
+    )
+    runtime = TaskRuntime.create(task, "bwrap").prepare()
+    gold = grade(task, task.patch, runtime=runtime)
+    assert gold.resolved, (gold.outcome, gold.detail)
+    forged = grade(task, _diff("calc.py", _UNIT_CALC, _UNIT_CALC + _UNIT_FORGER), runtime=runtime)
+    assert not forged.resolved and forged.outcome is Outcome.REPORT_FORGED, (forged.outcome, forged.detail)
+    assert forged.report.statuses()["test_calc.T.test_add"] is TestStatus.XFAIL  # the forger ran
+
+
+def _diff(path: str, old: str, new: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
+    )
+    return f"diff --git a/{path} b/{path}\n" + "".join(lines)

@@ -109,18 +109,21 @@ def _patched(section: PatchedFile, before: str | None) -> str | None:
 
 def required_test_files(framework: str, test_ids: Iterable[str], read: ReadText) -> list[str]:
     """The files that hold `test_ids` (pytest node ids ``path::...``; unittest / django dotted ids mapped to
-    module files), those that exist after the test patch, in first-seen order.
+    module files), those that exist after the test patch, in first-seen order. A doctest's id names the
+    module it is in (``src/pkg/mod.py::pkg.mod.func``), which is code under test, not a test file: left out.
 
-    >>> files = {"tests/test_a.py": "", "pkg/tests/test_b.py": ""}
+    >>> files = {"tests/test_a.py": "", "pkg/tests/test_b.py": "", "pkg/mod.py": ""}
     >>> required_test_files("pytest", ["tests/test_a.py::test_x", "tests/gone.py::test_y"], files.get)
     ['tests/test_a.py']
+    >>> required_test_files("pytest", ["pkg/mod.py::pkg.mod.func"], files.get)
+    []
     >>> required_test_files("unittest", ["pkg.tests.test_b.T.test_y"], files.get)
     ['pkg/tests/test_b.py']
     """
     found: list[str] = []
     for test_id in test_ids:
-        for path, _ in locate(framework, test_id, read):
-            if path not in found:
+        for path, names in locate(framework, test_id, read):
+            if path not in found and all(name.isidentifier() for name in names):
                 found.append(path)
     return found
 
@@ -309,7 +312,7 @@ def _module_file(importer: str, module: str, level: int, read: ReadText) -> str 
     return None
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=32)  # syntax trees are large; each reading keeps what it needs of them
 def _parse(text: str) -> tuple[ast.Module | None, dict[str, _Import]]:
     """The file's syntax tree (None when Python 3 cannot parse it) and its module-level imports."""
     try:
@@ -332,7 +335,7 @@ def _parse(text: str) -> tuple[ast.Module | None, dict[str, _Import]]:
     return tree, imports
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=128)
 def _read_file(text: str, imported_marks: frozenset[str]) -> _FileMarks:
     """The marks of one file's text, `imported_marks` being the names it imports that are bound to a mark
     where they come from (cached by text: a test file is read once per process)."""
@@ -447,7 +450,7 @@ def _collect_bases(body: list[ast.stmt], scope: tuple[str, ...], marks: _FileMar
 def reading_for(framework: str, pristine: str, test_patch: str) -> XfailReading:
     """The `XfailReading` of a task's trusted sources: the same for every grade of a task, so cached (keyed by
     the checkout and the test patch)."""
-    read = functools.lru_cache(maxsize=None)(after_test_patch(Path(pristine), test_patch))
+    read = functools.lru_cache(maxsize=256)(after_test_patch(Path(pristine), test_patch))
     sections = (parse_patch(test_patch) or []) if test_patch.strip() else []
     candidates = [s.path for s in sections if s.path.endswith(".py") and not s.is_removed_file]
     return XfailReading(framework, read, candidates)
