@@ -102,6 +102,9 @@ def test_a_record_of_another_stage_or_an_unreadable_one_is_refused_by_file(tmp_p
     (tmp_path / "stage.json").write_text('{"kind": "repogym.stage", "layout": 1, "result": "SplitResult"}')
     with pytest.raises(ConfigError, match=r"not a 'repogym\.stage' file of layout 2"):
         SplitResult.find(tmp_path)
+    (tmp_path / "summary.json").write_text('{"kind": "repogym.rollout", "attempts": 4}')  # not an eval's
+    with pytest.raises(ConfigError, match=r"summary\.json: not the summary of a finished `repogym eval`"):
+        EvalResult.find(tmp_path)
 
 
 def synthetic_task(repo: str, number: int, function: str) -> Task:

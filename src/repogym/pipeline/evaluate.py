@@ -57,11 +57,13 @@ class EvalResult(StageResult):
         path = folder / SUMMARY_FILE
         if not path.is_file():
             return None
-        summary = json.loads(path.read_text(encoding="utf-8"))  # written atomically, after every attempt
-        if summary.get("kind") != SUMMARY_KIND:
-            raise ConfigError(
-                f"{path}: not a `repogym eval` summary (kind {summary.get('kind')!r}); move it away"
-            )
+        fix = "move it away and the eval runs again (the attempts it stored are kept)"
+        try:
+            summary = json.loads(path.read_text(encoding="utf-8"))  # written atomically, after every attempt
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise ConfigError(f"{path}: unreadable ({type(exc).__name__}); {fix}") from None
+        if not isinstance(summary, dict) or summary.get("kind") != SUMMARY_KIND or "pass@1" not in summary:
+            raise ConfigError(f"{path}: not the summary of a finished `repogym eval`; {fix}")
         return cls.from_summary(summary)  # type: ignore[return-value]
 
     def save(self, folder: Path) -> Path:
