@@ -1,7 +1,7 @@
 """Expected failures that code under test makes (repogym issue 26, item 3): an xfail mark added to the running
 test, or added while the tests are collected, made a failing test XFAIL, which counts as a pass. Marks are
 now the ones collection ends with (the report plugin), and an XFAIL counts only where a static reading of the
-trusted test sources finds a mark that can apply (grading/test_sources.py, judged in judge.py). Real xfail
+trusted test sources finds a mark that can apply (grading/xfail_marks.py, judged in judge.py). Real xfail
 marks keep counting, as SWE-bench counts them.
 """
 
@@ -17,7 +17,8 @@ from repogym.grading.canary import Canary
 from repogym.grading.grade import grade
 from repogym.grading.judge import judge
 from repogym.grading.report import Outcome, TestReport, TestStatus
-from repogym.grading.test_sources import XfailReading, after_test_patch, required_test_files
+from repogym.grading.test_sources import after_test_patch, required_test_files
+from repogym.grading.xfail_marks import XfailReading
 from repogym.sandbox.runtime import TaskRuntime
 from repogym.task import EnvSpec, Task
 

@@ -178,7 +178,7 @@ def plant_canary(
     """A canary copying a FAIL_TO_PASS test that lives in one of `files` (the test patch's files and those
     holding the task's required tests, as they are after the test patch: grade.py), for the 'pytest' or
     'unittest' framework; None when there is none. It copies the first test that is not parametrized and
-    that no xfail mark of the trusted sources can apply to (`may_xfail`, test_sources.py), else the first.
+    that no xfail mark of the trusted sources can apply to (`may_xfail`, xfail_marks.py), else the first.
 
     >>> canary = plant_canary("pytest", ["tests/t.py::TestC::test_add[1]"], ["tests/t.py"], random.Random(1))
     >>> canary.path, canary.test_ids

@@ -23,7 +23,7 @@ tests/env/test_hostile_submit.py and test_hostile_forgery_gym.py):
   runner) are imported before the repository is on sys.path (pytest_plugin/repogym_pytest.py).
 - Results come from the structured report, cross-checked with the exit code (parsers/). An expected failure
   counts only for a test that carried an xfail mark when collection ended and where a static reading of
-  the trusted test sources finds one that can apply (test_sources.py): a mark that code under test adds,
+  the trusted test sources finds one that can apply (xfail_marks.py): a mark that code under test adds,
   while the tests run or while they are collected, does not make a pass.
 - Every graded run of a pytest or unittest task has a canary (canary.py), synthetic tasks included: a copy
   of a FAIL_TO_PASS test in its own file that fails like any failing test (a plain assert, the copied
@@ -71,7 +71,8 @@ from repogym.grading.parsers import get_parser
 from repogym.grading.parsers.common import shell_join
 from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, SkipRule
 from repogym.grading.runner import TestCommand, log_path, read_test_run, test_command, test_directives
-from repogym.grading.test_sources import XfailReading, reading_for, required_test_files
+from repogym.grading.test_sources import required_test_files
+from repogym.grading.xfail_marks import XfailReading, reading_for
 from repogym.patches import changed_paths
 from repogym.sandbox.base import ExecResult, Limits, Sandbox
 from repogym.sandbox.layerchanges import layer_changes
@@ -249,7 +250,8 @@ def _prepare_in_one_pass(
 
 def task_sources(task: Task, pristine: Path) -> XfailReading:
     """The task's trusted test sources (the base commit's checkout with the test patch), read once per task:
-    where its required tests are, and which of them an xfail mark can apply to (test_sources.py)."""
+    where its required tests are (test_sources.py), which of them an xfail mark can apply to
+    (xfail_marks.py)."""
     return reading_for(_framework(task), str(pristine), task.test_patch)
 
 

@@ -18,7 +18,7 @@ under test runs in the test process and can make a failing test an expected fail
 
 - the parsers report XFAIL only for a test that carried an xfail mark when collection ended (the report
   plugin keeps those marks and ignores any added later), never for a ``pytest.xfail()`` raised at run time;
-- the grader's static reading of the trusted test sources (test_sources.py: the test files after the test
+- the grader's static reading of the trusted test sources (xfail_marks.py: the test files after the test
   patch, and the conftest.py files on each test's path) must find an xfail mark that can apply to the
   test: code under test imported while tests are collected could have added the mark. An XFAIL without one
   counts as FAILED, and the verdict's detail says so. (`judge` without `may_xfail`, for callers that read
@@ -111,7 +111,7 @@ def judge(
     may_xfail: Callable[[str], bool] | None = None,
 ) -> Verdict:
     """The verdict on `report` for `task` (see the module's table and its SKIPPED and XFAIL rules);
-    `may_xfail`: whether an xfail mark of the trusted sources can apply to a test (test_sources.py).
+    `may_xfail`: whether an xfail mark of the trusted sources can apply to a test (xfail_marks.py).
 
     >>> from repogym.grading.report import TestReport, TestStatus as S
     >>> task = Task("t", "o/r", "c0ffee", "", FAIL_TO_PASS=["t.py::a"], PASS_TO_PASS=["t.py::b"])

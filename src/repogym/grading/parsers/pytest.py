@@ -6,7 +6,7 @@ call passed -> PASSED (a non-strict xpass too); skipped -> SKIPPED; an expected 
 carried an xfail mark when collection ended, FAILED when it came from ``pytest.xfail()`` at run time or from a
 mark added while the test ran (code under test can do both); a file that fails to collect -> ERROR under the
 file's id. (The grader counts an XFAIL only where its static reading of the trusted test sources finds a mark
-that can apply: grading/judge.py, grading/test_sources.py.)
+that can apply: grading/judge.py, grading/xfail_marks.py.)
 
 Guarantees:
 

@@ -25,7 +25,7 @@ Not guaranteed:
   (grading/canary.py) catches a forger that does not single it out, not this parser.
 - "Decorated with expectedFailure" is read when the test ends (``__unittest_expecting_failure__``), which code
   under test can set on a running test: the grader counts an XFAIL only where its static reading of the
-  trusted test sources finds the decorator (grading/test_sources.py, judged in grading/judge.py).
+  trusted test sources finds the decorator (grading/xfail_marks.py, judged in grading/judge.py).
 """
 
 from __future__ import annotations

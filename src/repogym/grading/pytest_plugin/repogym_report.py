@@ -35,7 +35,7 @@ and that record's exit status equals the process's exit code.
 Marks are taken when collection ends (after every ``pytest_collection_modifyitems`` hook, conftest.py's
 included), before any test runs: a mark added later, while tests run, is not an expected failure here.
 Code under test imported during collection can still add marks then; the grader checks every XFAIL against
-a static reading of the trusted test sources (grading/test_sources.py). Under pytest-xdist without this
+a static reading of the trusted test sources (grading/xfail_marks.py). Under pytest-xdist without this
 plugin in the workers, the controller has no collection of its own and falls back to the report's keywords
 (marks as they are when the report is made); the static reading still applies.
 
