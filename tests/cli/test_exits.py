@@ -154,4 +154,4 @@ def test_ctrl_c_in_validate_says_what_is_saved_and_rerunning_resumes(toy_task, t
 
 
 # The README's main command from a fresh clone with the default --out, Ctrl-C and resume: one run of the
-# whole loop in tests/test_quickstart.py checks it with everything else the loop writes.
+# whole loop in tests/pipeline/test_quickstart.py checks it with everything else the loop writes.
