@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from repogym.audit.forgers import IN_PROCESS
 from repogym.grading.grade import grade
 from repogym.grading.report import Outcome, TestStatus
 from repogym.sandbox.runtime import TaskRuntime
@@ -415,3 +416,16 @@ def test_grading_candidate_rewrites_a_synthetic_tasks_test_file_that_does_not_lo
     assert result.ignored_paths and result.ignored_paths[0].startswith("calc_checks.py ("), (
         result.ignored_paths
     )
+
+
+def test_grading_forger_strips_asserts_from_each_tests_own_source(task_and_runtime):
+    """Was a hole after the canary became a plain assert (found by `repogym tasks audit`): the package stripped
+    the asserts of each test from `inspect.getsource(test)` before it ran. For the canary, a copy made at run
+    time with functools.wraps, getsource follows `__wrapped__` to the copied test's source, the rebuild failed,
+    and the canary alone kept its assertion: the tests passed, the canary failed, RESOLVED. The canary is now a
+    textual copy of the test in the file (canary_copy.py): its source is its own and it is stripped like the rest."""
+    task, runtime = task_and_runtime
+    code = BUGGY_SOURCE + "\n" + IN_PROCESS["asserts_stripped_before_each_test"]
+    result = grade(task, toy_patch(task, "src/calc/__init__.py", code), runtime=runtime)
+    assert result.outcome is Outcome.REPORT_FORGED, (result.outcome, result.detail)
+    assert result.report.statuses()[ADD_TEST] is TestStatus.PASSED  # the forger ran: the real test's assert went

@@ -25,14 +25,16 @@ the file the test id names (test_sources.py). It is never in an agent's episode 
 after the test patch), its name and values are new each grade, and the grader removes the patch files from
 the jail's inbox before the tests run, so the canary's lines are indistinguishable by origin from the task's.
 
-What a forger that does not read the test file's source sees of it at run time: a test function named like
-the one it copies (``test_add`` -> ``test_edge42_add``), with that test's signature, fixtures, marks,
-docstring and location (``__wrapped__`` points at it, as any ``functools.wraps`` decorator's does), that calls
-it and fails an assertion comparing two numbers. The appended code leaves no other name in the module. A
-forger can still tell it apart by reading the file's code (the appended block at its end), by noticing a test
-whose ``__wrapped__`` is another test of the same module, or its code object's line past the file's last test
-or its closure; see grade.py's "Not guaranteed". Under ``python -O`` (asserts removed) the canary passes and
-every grade is REPORT_FORGED: fail closed, and the gold patch's grade shows it.
+What a forger sees of it: where the file's text can be known on the host (it parses as Python 3, has no carriage
+returns, and the test is a ``def`` at the place its id names, without an expected-failure decorator), the canary is
+a textual copy of the test written beside it (canary_copy.py): the same decorators, signature and body under a new
+name (``test_add`` -> ``test_edge42_add``), one ``assert`` comparing two numbers more at its end. Its source and code
+object are its own, like every other test's. A forger can still tell it apart by reading the file (two tests with
+the same body, one with an extra assertion of two constants); see grade.py's "Not guaranteed". Elsewhere it is
+the code appended at the file's end (below): a function made at run time with ``functools.wraps``, whose
+``__wrapped__`` points at the test it copies, which a forger that follows ``inspect``'s view of it treats
+differently from a test. Under ``python -O`` (asserts removed) the canary passes and every grade is
+REPORT_FORGED: fail closed, and the gold patch's grade shows it.
 
 The appended code is Python 2.7 and 3.6+ (no f-strings, no ``exec`` statement), needs only the
 standard library, and falls back to a plain failing test of the same name when it cannot find the test to
@@ -47,6 +49,8 @@ import secrets
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+
+from repogym.grading.canary_copy import copied_canary_text
 
 _WORDS = ("again", "basic", "case", "check", "edge", "extra", "input", "more", "other", "repeat", "second")
 
@@ -153,11 +157,13 @@ class Canary:
     """A canary test planted in one test file."""
 
     path: str
-    """The test file (relative to the repository root) the code is appended to."""
+    """The test file (relative to the repository root) the code goes into."""
     code: str
-    """The Python source appended to it."""
+    """The Python source appended to it, or (`whole_file`) the file's whole new text."""
     test_ids: tuple[str, ...]
     """The ids it may be reported under; a parametrized canary adds ``[...]`` to them."""
+    whole_file: bool = False
+    """True: `code` replaces the file (a textual copy of the test beside it, canary_copy.py); False: appended."""
 
     def matches(self, test_id: str) -> bool:
         """Whether `test_id` is (a parametrization of) the canary.
@@ -174,11 +180,14 @@ def plant_canary(
     files: Iterable[str],
     rng: random.Random | None = None,
     may_xfail: Callable[[str], bool] | None = None,
+    text_of: Callable[[str], str | None] | None = None,
 ) -> Canary | None:
     """A canary copying a FAIL_TO_PASS test that lives in one of `files` (the test patch's files and those
     holding the task's required tests, as they are after the test patch: grade.py), for the 'pytest' or
     'unittest' framework; None when there is none. It copies the first test that is not parametrized and
     that no xfail mark of the trusted sources can apply to (`may_xfail`, xfail_marks.py), else the first.
+    `text_of(path)`: the file's text after the test patch (None when unknown); where it is known the canary is a
+    textual copy of the test beside it (canary_copy.py), else the code appended at the file's end.
 
     >>> canary = plant_canary("pytest", ["tests/t.py::TestC::test_add[1]"], ["tests/t.py"], random.Random(1))
     >>> canary.path, canary.test_ids
@@ -194,7 +203,7 @@ def plant_canary(
     for test_id in sorted(fail_to_pass, key=lambda test_id: (marked(test_id), "[" in test_id)):
         located = _locate(framework, test_id, python_files)
         if located is not None:
-            return _canary(framework, *located, rng)
+            return _canary(framework, *located, rng, text_of)
     return None
 
 
@@ -213,7 +222,13 @@ def _locate(framework: str, test_id: str, files: Sequence[str]) -> tuple[str, li
     return None
 
 
-def _canary(framework: str, path: str, parts: list[str], rng: random.Random) -> Canary:
+def _canary(
+    framework: str,
+    path: str,
+    parts: list[str],
+    rng: random.Random,
+    text_of: Callable[[str], str | None] | None,
+) -> Canary:
     owners, target = parts[:-1], parts[-1]
     word, number = rng.choice(_WORDS), rng.randint(10, 99)
     if "_" in target:
@@ -229,6 +244,10 @@ def _canary(framework: str, path: str, parts: list[str], rng: random.Random) -> 
         ids = (".".join([module, *owners, name]), f"{module}.{klass}.{name}")
     else:
         ids = ("::".join([path, *owners, name]), f"{path}::{name}")
+    text = text_of(path) if text_of is not None else None
+    copied = copied_canary_text(text, owners, target, name, got, want) if text is not None else None
+    if copied is not None:
+        return Canary(path=path, code=copied, test_ids=ids[:1], whole_file=True)
     code = _TEMPLATE.format(
         tag=secrets.token_hex(4),
         name=name,

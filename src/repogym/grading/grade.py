@@ -35,11 +35,12 @@ tests/env/test_hostile_submit.py and test_hostile_forgery_gym.py):
 Not guaranteed:
 
 - Code under test runs in the test runner's process and can do anything that process can. A patch written
-  against this grader, that finds the canary by reading the test file's code (the block appended at its
-  end) or by inspecting the test objects (a test whose ``__wrapped__`` is another test of its module, a code
-  object past the file's last test), and spares it while forging the rest, is graded RESOLVED; so is code
-  that behaves differently when it sees it is being tested. Both need an attacker who knows repogym's
-  canary; neither can be learnt from an agent's episode, where the canary never is.
+  against this grader, that finds the canary by reading the test file's code (a test whose body repeats
+  another's, plus an assertion of two constants; where the canary could not be copied as text, the block
+  appended at the file's end, a test whose ``__wrapped__`` is another test of its module) and spares it while
+  forging the rest, is graded RESOLVED; so is code that behaves differently when it sees it is being tested.
+  Both need an attacker who knows repogym's canary; neither can be learnt from an agent's episode, where the
+  canary never is. `repogym tasks audit` grades the known generic forgers against a task set.
 - The static xfail reading errs towards "can apply": in a test file or under a conftest.py that mentions
   xfail, code under test can still make a failing test XFAIL by marking it while tests are collected.
 - Frameworks without a structured report (django, sympy: their parsers read printed lines) get no canary,
@@ -51,6 +52,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -185,7 +187,9 @@ def _prepare(task: Task, patch: str, episode: Episode, tests: TestCommand) -> _P
     filtered = filter_candidate(patch, test_paths, pristine_text, command_paths)
     if filtered.rejected:
         return _result(task, Outcome.PATCH_APPLY_FAILED, f"patch refused: {filtered.rejected}")
-    canary = _plant(task, test_paths, sources)
+    canary = _plant(
+        task, test_paths, sources, onepass.texts_after_test_patch(task.test_patch, episode.layer.lowers)
+    )
     applied_with = ""
     sections = onepass.usable(episode, filtered.patch, task.test_patch)
     if sections is not None:
@@ -269,10 +273,14 @@ def _test_paths(task: Task, sources: XfailReading) -> list[str]:
     return list(dict.fromkeys([*changed_paths(task.test_patch), *required]))
 
 
-def _plant(task: Task, files: list[str], sources: XfailReading) -> Canary | None:
+def _plant(
+    task: Task, files: list[str], sources: XfailReading, text_of: Callable[[str], str | None]
+) -> Canary | None:
     """The canary for this task, in a file of the test patch or one holding a FAIL_TO_PASS test; None when
-    the framework or the FAIL_TO_PASS ids leave no place for one."""
-    return plant_canary(_framework(task), task.FAIL_TO_PASS, files, may_xfail=sources.may_xfail)
+    the framework or the FAIL_TO_PASS ids leave no place for one. `text_of`: a file's text after the test patch."""
+    return plant_canary(
+        _framework(task), task.FAIL_TO_PASS, files, may_xfail=sources.may_xfail, text_of=text_of
+    )
 
 
 def _apply_test_patch(
@@ -291,8 +299,9 @@ def _apply_test_patch(
         inbox.append(episode.put_file(f"{time.monotonic_ns()}.py", canary.code))
         target = shell_join([canary.path])
         marker = f"planted-{time.monotonic_ns()}"
+        writes = ">" if canary.whole_file else ">>"
         steps.append(
-            f"{{ test -f {target} && ! test -L {target} && cat {inbox[-1]} >> {target} && echo {marker}; true; }}"
+            f"{{ test -f {target} && ! test -L {target} && cat {inbox[-1]} {writes} {target} && echo {marker}; true; }}"
         )
     if compiling is not None:
         steps.append(f"{{ {compiling.command} >/dev/null 2>&1; true; }}")

@@ -37,6 +37,7 @@ import dataclasses
 import secrets
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -175,7 +176,8 @@ def _applying_script(
     if canary is not None:
         code = episode.put_file(f"{nonce}.py", canary.code)
         target = shell_join([canary.path])
-        planting = f"{{ test -f {target} && ! test -L {target} && cat {code} >> {target} && echo {nonce}:planted; }}\n"
+        writes = ">" if canary.whole_file else ">>"
+        planting = f"{{ test -f {target} && ! test -L {target} && cat {code} {writes} {target} && echo {nonce}:planted; }}\n"
     # The compile check reads only the candidate's files, never the test patch's (compile_step leaves them
     # out), so it runs beside the test patch and the canary, which write only those.
     applying = ""
@@ -276,12 +278,31 @@ def _expected_test_files(
         if after is None or (text and not text.endswith("\n")) or _no_newline_marker(section):
             return None
         expected[path] = after.encode("utf-8")
-    if canary is not None:
+    if canary is not None and canary.whole_file:
+        expected[canary.path] = canary.code.encode("utf-8")
+    elif canary is not None:
         before = expected[canary.path] if canary.path in expected else _installed(canary.path, lowers)
         if before is None:
             return None
         expected[canary.path] = before + canary.code.encode("utf-8")
     return expected
+
+
+def texts_after_test_patch(test_patch: str, lowers: tuple[Path, ...]) -> Callable[[str], str | None]:
+    """path -> the file's text once the test patch is applied over the installed tree (None where that cannot be
+    known exactly): what the canary is copied from (canary_copy.py)."""
+    sections = list(parse_patch(test_patch) or []) if test_patch.strip() else []
+    patched = {section.path for section in sections}
+    expected = _expected_test_files(sections, lowers, None) or {}
+
+    def text_of(path: str) -> str | None:
+        data = expected.get(path) if path in patched else _installed(path, lowers)
+        try:
+            return data.decode("utf-8") if data is not None else None
+        except UnicodeDecodeError:
+            return None
+
+    return text_of
 
 
 def _installed(path: str, lowers: tuple[Path, ...]) -> bytes | None:
