@@ -11,6 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from repogym.cli import tasks_audit_cmd
 from repogym.cli.common import console, exits_on_error, print_json
 from repogym.data import SpecsApplied, apply_specs, builtin_specs, installed_pythons, missing_interpreters
 from repogym.dataset import Style, format_for_path, load_tasks, save_tasks
@@ -22,6 +23,7 @@ app = typer.Typer(
     help="Import, export and inspect task datasets.\n\nExample: repogym tasks stats examples/tasks.jsonl",
     no_args_is_help=True,
 )
+tasks_audit_cmd.register(app)
 
 TaskFile = Annotated[
     Path, typer.Argument(help="Task file: JSONL, JSON array (SWE-bench) or parquet; detected from content.")
