@@ -63,11 +63,7 @@ DELIBERATE = {
     ("tests/sandbox/test_hostile_sandbox.py", "/root/.bash_history"),
 }
 # TEMPORARY: hits in files other work owns right now; each is to be fixed there and its line removed here.
-TEMPORARY_ALLOWLIST = {
-    ("tests/grading/test_hostile_grading_extra.py", "red team"),
-    ("tests/grading/test_hostile_report_forgery.py", "red team"),
-    ("tests/sandbox/test_hostile_extra.py", "red team"),
-}
+TEMPORARY_ALLOWLIST: set[tuple[str, str]] = set()
 
 
 def tracked_text_files() -> dict[str, str]:

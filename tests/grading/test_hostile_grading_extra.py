@@ -1,4 +1,4 @@
-"""More attacks on the grader (red team, second round): each is a candidate patch, or code the patch puts
+"""More attacks on the grader: each is a candidate patch, or code the patch puts
 under test, that tries to turn a wrong fix into a resolved grade, or to hang or crash the grader.
 
 Every test is named after its attack. An attack that works is marked `xfail(strict=True, reason="HOLE: ...")`:

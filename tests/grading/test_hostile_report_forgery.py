@@ -1,4 +1,4 @@
-"""Attacks on the test report itself (red team, third round): a candidate that leaves the bug in place and
+"""Attacks on the test report itself: a candidate that leaves the bug in place and
 tries to be graded RESOLVED by changing what the report says, not by fixing the code. Each runs through
 `grade` on the toy task in the real bwrap sandbox and is named after its attack; none may resolve.
 

@@ -1,4 +1,4 @@
-"""More hostile commands against the bwrap sandbox (red team, second round).
+"""More hostile commands against the bwrap sandbox.
 
 Each test is named after its attack. Attacks that are contained assert what a user would notice (the host
 file unchanged, the other episode untouched, the command refused). An attack that works today is marked

@@ -162,7 +162,7 @@ def test_grading_tree_check_finds_a_conftest_hidden_by_a_gitignore(toy_task, toy
 def test_grading_tree_check_finds_the_tests_folder_removed_whole(toy_task, toy_runtime):
     with toy_runtime.episode(readonly_git=True) as episode:
         assert episode.run("rm -rf tests").ok
-        assert "tests/test_calc.py (overwritten by the test patch)" in _check(toy_task, episode)
+        assert "tests/test_calc.py (a file of the task's tests)" in _check(toy_task, episode)
 
 
 def test_grading_tree_check_finds_a_test_file_behind_a_folder_made_again(toy_task, toy_runtime):
@@ -172,7 +172,7 @@ def test_grading_tree_check_finds_a_test_file_behind_a_folder_made_again(toy_tas
         ).ok
         found = _check(toy_task, episode)
     assert (
-        "tests/test_calc.py (overwritten by the test patch)" in found
+        "tests/test_calc.py (a file of the task's tests)" in found
         and "tests/test_x.py (test file)" in found
     )
 

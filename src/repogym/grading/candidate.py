@@ -304,7 +304,7 @@ def _ignore_reason(
     for path in paths:
         name = PurePosixPath(path).name
         if path in protected:
-            return path, "overwritten by the test patch"
+            return path, "a file of the task's tests"
         if name in _ALWAYS_CONFIG:
             return path, "test configuration"
         if path in commands:

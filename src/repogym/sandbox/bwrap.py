@@ -20,7 +20,9 @@ Guarantees (each has a hostile test in tests/sandbox/test_hostile_*.py):
   when repogym runs as root, else a private copy), in the episode's /tmp and in
   the command's own /dev/shm (a tmpfs of Limits.shm_mb, gone with the command).
   The environment and the install layers of its commit are read-only; only the
-  grader's re-install gets a venv layer of its own, private to the episode.
+  grader's re-install gets a venv layer of its own, private to the episode
+  (after it, the venv may hold nothing but the project's own install outputs:
+  grading/installcheck.py).
 - A clean environment: TZ=UTC, PYTHONHASHSEED=0, LANG=C.UTF-8, HOME under
   /tmp, PATH to the task's environment; no host variable is passed through.
 - Limits (see `Limits`): processes (a pids cgroup per command where the pids
@@ -33,7 +35,11 @@ Guarantees (each has a hostile test in tests/sandbox/test_hostile_*.py):
   keyring (add_key, request_key, keyctl: episodes share one uid and could pass
   keys), new user namespaces (clone/unshare with CLONE_NEWUSER; clone3 answers
   ENOSYS so libc falls back to clone, which the filter can inspect), io_uring
-  (its operations bypass the filter) and syscalls of foreign ABIs (x32, i386).
+  (its operations bypass the filter), socket families other than AF_UNIX,
+  AF_INET, AF_INET6 and routing netlink (EAFNOSUPPORT; AF_VSOCK would reach
+  the host past the network namespace), setting extended attributes (ENOTSUP:
+  no `user.overlay.*` marks on a layer's files) and syscalls of foreign ABIs
+  (x32, i386).
 
 Not guaranteed:
 - Kernel exploits or bubblewrap bugs; this is namespaces, not a VM.
@@ -49,18 +55,25 @@ Not guaranteed:
   /proc/self/mountinfo. On a machine other than
   x86_64 or aarch64 there is no seccomp filter, so none of its rules apply.
   (tests/sandbox/test_hostile_extra.py keeps each of these as a visible xfail.)
-- Secrets in the few host /etc files shown: /etc/gitconfig among them (git in
-  the jail does not read it, GIT_CONFIG_NOSYSTEM=1, but a command can).
 - Honest test reports by construction: tests run in the same process as the
   report plugin. The grading layer (not the jail) closes the known classes: the
   launcher (pytest_plugin/repogym_pytest.py) loads the plugin before the repo is
-  on sys.path; XFAIL counts as passing only for tests marked xfail; a candidate
-  patch may not touch pytest configuration, start-up files (.pth, sitecustomize),
-  package metadata (dist-info, egg-info) or compiled files; and a canary test that
-  must fail in every run turns a report that says it passed into REPORT_FORGED
-  (grading/canary.py, grading/judge.py; hostile tests in
-  tests/grading/test_hostile_report_forgery.py). The residual risk: code in the
-  test process that edits only chosen results and leaves the canary's failure be.
+  on sys.path; XFAIL counts as passing only for a test that carried an xfail
+  mark when collection ended and that a static reading of the trusted test
+  sources can xfail (grading/xfail_marks.py); a candidate patch may not touch the
+  files holding the task's tests, pytest configuration, start-up code (.pth
+  files; sitecustomize/usercustomize in any form the import system finds: a
+  package, a .pyc, an extension module), package metadata (dist-info, egg-info)
+  or compiled files; and every graded run carries a canary test, a copy of a
+  FAIL_TO_PASS test failing like any failing test (a plain assert), that turns a
+  report saying it passed into REPORT_FORGED, worth a fixed negative reward
+  (grading/canary.py, canary_copy.py, judge.py, rewards/compose.py; hostile
+  tests in tests/grading/test_hostile_report_forgery.py, test_hostile_marks.py
+  and tests/env/test_hostile_forgery_gym.py; `repogym tasks audit` runs the
+  known forgers on any task set). The residual risk: code in the test process
+  that singles out the canary (by reading the test file's source) and edits only
+  chosen results; and frameworks without a structured report (django, sympy)
+  have no canary.
 """
 
 from __future__ import annotations
@@ -100,7 +113,6 @@ _ETC_FILES = (
     "ca-certificates",
     "alternatives",
     "mime.types",
-    "gitconfig",
 )
 
 

@@ -26,6 +26,7 @@ AREAS: dict[str, str] = {
     "mirrors": "bare git mirrors of task repositories",
     "blobs": "content-addressed file store that checkouts hardlink",
     "checkouts": "pristine checkouts, one per (repository, commit)",
+    "history": "git history packs per mirror, hard-linked into checkouts' .git (sandbox/history.py)",
     "envs": "Python environments, one per environment key",
     "installs": "what an environment's install step wrote, per (environment, commit): episodes' lower layers",
     "envs-local": "environments built by the local backend (host paths inside; never used by jails)",

@@ -11,9 +11,9 @@ Authors, dates and messages are fixed, so the same bug always gets the same two 
 interruption rewrites the same refs and adds nothing. Only the changed blob and trees are new objects; the
 content-addressed checkout store (repogym.sandbox.workspace) shares every other file with REV's checkout.
 
-Not guaranteed: the objects of REV (and of every other bug of the set) stay in the repository the jail
-borrows objects from, so a solver that scans all objects (`git cat-file --batch-all-objects`) can find the
-clean file, as it can find a mined task's fix commit.
+The objects of REV (and of every other bug of the set) stay in this repository, which no episode sees: a
+checkout's .git holds only what its base commit reaches (repogym.sandbox.history), here the parentless
+commit's own tree (tests/sandbox/test_hostile_history.py scans a synthetic task's episode for the clean line).
 """
 
 from __future__ import annotations
