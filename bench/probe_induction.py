@@ -38,7 +38,7 @@ def induction_losses(model_dir: Path, length: int, rows: int, seed: int = 0) -> 
     import torch
     from transformers import AutoModelForCausalLM
 
-    from repogym.train.tokenizer import load_tokenizer
+    from repogym.agent.backends.tokenizer import load_tokenizer
 
     tokenizer = load_tokenizer(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir).eval()

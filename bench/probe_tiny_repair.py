@@ -65,7 +65,7 @@ def answers(model_dir: Path, rows: list[dict], samples: int, batch: int = 16,
     import torch
     from transformers import AutoModelForCausalLM
 
-    from repogym.train.tokenizer import load_tokenizer
+    from repogym.agent.backends.tokenizer import load_tokenizer
 
     tokenizer = load_tokenizer(model_dir)
     tokenizer.padding_side = "left"

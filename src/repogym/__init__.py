@@ -17,20 +17,16 @@ from repogym.task import Task
 if TYPE_CHECKING:
     from repogym.dataset import load_tasks, save_tasks
     from repogym.env import check_env, make, make_group
-    from repogym.grading.report import GradeResult
-
-
-def grade(task: Task, patch: str, **kwargs: Any) -> GradeResult:
-    """Grade `patch` against `task` in the sandbox; see `repogym.grading.grade.grade`."""
-    from repogym.grading.grade import grade as _grade
-
-    return _grade(task, patch, **kwargs)
+    from repogym.grading.grade import grade
 
 
 # Loaded on first use, so that `repogym grade` and `repogym tasks` do not pay for gymnasium and pandas at
-# start-up. repogym.env registers `repogym/RepoFix-v0` with gymnasium when it is imported (by these names, or
+# start-up, and so that importing any repogym module (which runs this file first) does not import the
+# grader. This file is the public facade, above every layer: nothing in repogym imports it.
+# repogym.env registers `repogym/RepoFix-v0` with gymnasium when it is imported (by these names, or
 # by gymnasium.make("repogym.env:repogym/RepoFix-v0", ...)).
 _LAZY = {
+    "grade": "repogym.grading.grade",
     "load_tasks": "repogym.dataset",
     "save_tasks": "repogym.dataset",
     "check_env": "repogym.env",

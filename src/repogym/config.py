@@ -7,8 +7,10 @@ is allowed, and a misspelled key gets a suggestion.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import os
+import typing
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -209,7 +211,6 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str,
     >>> apply_overrides({"reward": {"components": [{"fn": "f"}]}}, ["reward.components.0.weight=2"])
     {'reward': {'components': [{'fn': 'f', 'weight': 2}]}}
     """
-    import copy
 
     result = copy.deepcopy(data)
     for override in overrides:
@@ -329,8 +330,6 @@ def _fields_at(model: type[BaseModel], loc: list[str]) -> list[str]:
 
 
 def _model_of(annotation: Any) -> type[BaseModel] | None:
-    import typing
-
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in typing.get_args(annotation):

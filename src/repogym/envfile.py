@@ -31,6 +31,7 @@ per-version specs ship in this form (`repogym tasks import --specs swebench`).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import fnmatch
 import os
@@ -190,8 +191,6 @@ def _rule(table: Mapping[str, Any], where: str, allow_match: bool = True) -> Env
 
 
 def _env_fields() -> tuple[Any, ...]:
-    import dataclasses
-
     return dataclasses.fields(EnvSpec)
 
 

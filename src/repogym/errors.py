@@ -52,7 +52,9 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     with _lazy_lock:
         if "ResetNeeded" not in globals():
-            import gymnasium.error
+            # gymnasium is a required dependency, not an optional one, but errors.py is imported by every
+            # command and gymnasium costs 0.4-0.6 s (numpy with it): the one module-level exception to PLC0415.
+            import gymnasium.error  # noqa: PLC0415
 
             class ResetNeeded(RepogymError, gymnasium.error.ResetNeeded):
                 """An episode was stepped after it ended, or before reset()."""

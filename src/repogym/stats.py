@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from repogym.patches import diff_stats
 from repogym.task import Task
@@ -37,8 +37,6 @@ class TaskStats:
     without_fail_to_pass: int
 
     def to_dict(self) -> dict[str, object]:
-        from dataclasses import asdict
-
         return asdict(self)
 
 

@@ -47,7 +47,7 @@ def test_model_init_writes_a_loadable_folder_with_a_tokenizer_from_the_corpus(tm
         record["tokenizer_corpus"]["roots"] == [str(SOURCE / "train")]
         and record["tokenizer_corpus"]["files"] >= 5
     )
-    from repogym.train.tokenizer import load_tokenizer
+    from repogym.agent.backends.tokenizer import load_tokenizer
 
     tokenizer = load_tokenizer(out)
     text = "    def __init__(self, config):"

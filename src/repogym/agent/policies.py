@@ -15,6 +15,7 @@ an implementation keeps no per-episode state: everything it needs is in the
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -170,8 +171,6 @@ def make_policy(config: PolicyConfig | str) -> Policy:
         config = PolicyConfig(spec=config)
     kind, _, argument = config.spec.partition(":")
     if kind in _BACKEND_MODULES:
-        import importlib
-
         importlib.import_module(_BACKEND_MODULES[kind])  # registers the backend (heavy deps load lazily)
         return policy_backends.get(kind)(argument, config)
     if "." not in kind and kind not in policy_backends:

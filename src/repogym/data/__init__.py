@@ -14,7 +14,8 @@ from importlib import resources
 from pathlib import Path
 
 from repogym.envfile import EnvFile, parse_env_file
-from repogym.errors import UnknownNameError
+from repogym.errors import EnvBuildError, UnknownNameError
+from repogym.sandbox.envbuild import find_interpreters, pick_interpreter
 from repogym.task import Task
 
 #: Built-in specs: name -> data file.
@@ -72,8 +73,6 @@ def apply_specs(tasks: Iterable[Task], *env_files: EnvFile) -> SpecsApplied:
 
 def missing_interpreters(tasks: Iterable[Task]) -> dict[str, int]:
     """env.python versions (or paths) the tasks ask for that this machine does not have -> how many ask."""
-    from repogym.errors import EnvBuildError
-    from repogym.sandbox.envbuild import pick_interpreter
 
     wanted: dict[str, int] = {}
     for task in tasks:
@@ -89,6 +88,5 @@ def missing_interpreters(tasks: Iterable[Task]) -> dict[str, int]:
 
 def installed_pythons() -> str:
     """The Python versions this machine has, for messages ('installed: 3.9.18, 3.11.7')."""
-    from repogym.sandbox.envbuild import find_interpreters
 
     return "installed: " + (", ".join(i.version for i in find_interpreters()) or "none")

@@ -19,6 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 import gymnasium
 
+from repogym.config import validate_config
+from repogym.dataset import coerce_tasks
+from repogym.env.agentless import AgentlessEnv
+from repogym.env.base import build_reward
+from repogym.env.checker import check_env as _check_env
+from repogym.env.options import EnvOptions
+from repogym.env.repo_env import RepoEnv
+from repogym.errors import ConfigError
+from repogym.sandbox.runtime import TaskRuntime
+from repogym.task import Task
+
 if TYPE_CHECKING:
     from repogym.env.base import RewardSpec, TaskEnv
     from repogym.sandbox.base import Limits, Sandbox
@@ -50,10 +61,6 @@ def make(
     Python environment) is prepared here unless `runtime` is given; an unknown instance id raises
     UnknownNameError listing the closest ids.
     """
-    from repogym.config import validate_config
-    from repogym.env.base import build_reward
-    from repogym.env.options import EnvOptions
-    from repogym.sandbox.runtime import TaskRuntime
 
     task = find_task(instance_id, tasks)
     env_options = validate_config(
@@ -63,17 +70,12 @@ def make(
     if runtime is None:
         runtime = TaskRuntime.create(task, sandbox, repos_dir, limits).prepare()
     elif (runtime.task.repo, runtime.task.base_commit) != (task.repo, task.base_commit):
-        from repogym.errors import ConfigError
-
         raise ConfigError(
             f"runtime: it was prepared for {runtime.task.instance_id!r} ({runtime.task.repo} at "
             f"{runtime.task.base_commit[:12]}), not for {task.instance_id!r}"
         )
     if env_options.mode == "agentless":
-        from repogym.env.agentless import AgentlessEnv
-
         return AgentlessEnv(task, runtime, env_options, reward_fn, render_mode)
-    from repogym.env.repo_env import RepoEnv
 
     return RepoEnv(task, runtime, env_options, reward_fn, render_mode)
 
@@ -86,8 +88,6 @@ def make_group(
 ) -> list[TaskEnv]:
     """`n` independent envs of one task (a GRPO group) sharing one prepared runtime: one Python
     environment and one pristine checkout; each env has its own episode layer. Close each env."""
-    from repogym.errors import ConfigError
-    from repogym.sandbox.runtime import TaskRuntime
 
     if n < 1:
         raise ConfigError(f"n: a group needs at least one env, got {n}")
@@ -103,9 +103,6 @@ def make_group(
 
 def find_task(instance_id: str, tasks: str | os.PathLike[str] | Iterable[Task] | Task | None) -> Task:
     """The task `instance_id` of `tasks`; UnknownNameError (with the closest ids) when it is not there."""
-    from repogym.dataset import coerce_tasks
-    from repogym.errors import ConfigError
-    from repogym.task import Task
 
     if tasks is None:
         raise ConfigError(
@@ -123,7 +120,6 @@ def register() -> None:
 
 def check_env(env: Any, **kwargs: Any) -> Any:
     """Check an env's API and that the gold patch resolves through tool actions; see `repogym.env.checker`."""
-    from repogym.env.checker import check_env as _check_env
 
     return _check_env(env, **kwargs)
 

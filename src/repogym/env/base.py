@@ -18,7 +18,9 @@ from gymnasium import spaces
 from repogym.config import RewardComponentConfig, RewardConfig
 from repogym.env.options import EnvOptions
 from repogym.errors import ResetNeeded
+from repogym.grading.grade import grade
 from repogym.grading.report import GradeResult, Outcome, ResolvedStatus
+from repogym.grading.timelimit import grade_limits
 from repogym.patches import changed_paths
 from repogym.rewards import ComposedReward, RewardBreakdown, compose
 from repogym.sandbox.base import Limits
@@ -161,13 +163,10 @@ class TaskEnv(gymnasium.Env[str, Any]):
     @property
     def grade_limits(self) -> Limits:
         """The limits of the test run that grades an answer (`EnvOptions.grade_timeout_s`)."""
-        from repogym.grading.timelimit import grade_limits
 
         return grade_limits(self.task, self.runtime.limits, self.options.grade_timeout_s)
 
     def _grade(self, patch: str) -> GradeResult:
-        from repogym.grading.grade import grade
-
         return grade(self.task, patch, runtime=self.runtime, test_limits=self.grade_limits)
 
     def _infra_error(self, detail: str) -> GradeResult:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium
+from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 
 from repogym.env.agentless import SAMPLE_ANSWER, AgentlessEnv
 from repogym.env.base import TaskEnv, default_reward_config, read_originals
@@ -92,8 +93,6 @@ def check_env(env: Any, *, raise_on_failure: bool = True) -> EnvCheckReport:
 
 
 def _gymnasium(env: TaskEnv, _: dict[str, float | None]) -> str:
-    from gymnasium.utils.env_checker import check_env as gymnasium_check_env
-
     gymnasium_check_env(env, skip_render_check=True, skip_close_check=True)
     return ""
 

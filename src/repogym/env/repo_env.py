@@ -28,6 +28,7 @@ Episode semantics (agent mode):
 
 from __future__ import annotations
 
+import difflib
 import time
 from typing import Any
 
@@ -151,7 +152,6 @@ class RepoEnv(TaskEnv):
     def _lookup(self, name: str) -> Tool:
         if name in self._tools:
             return self._tools[name]
-        import difflib
 
         close = difflib.get_close_matches(name, list(self._tools), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""

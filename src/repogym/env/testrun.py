@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from repogym.env.tools import ToolContext, ToolOutput, failure
+from repogym.env.toolcontext import ToolContext, ToolOutput, failure
 from repogym.grading.parsers import TestRun, get_parser
 from repogym.grading.report import TestReport
 from repogym.grading.runner import test_directives

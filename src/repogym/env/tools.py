@@ -17,21 +17,19 @@ the episode (so hidden tests the grader adds are absent; their names are never s
 from __future__ import annotations
 
 import difflib
-import itertools
 import json
 import shlex
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from repogym.env.actions import ActionError, ToolCall
-from repogym.env.options import EnvOptions
+from repogym.env.testrun import run_visible_tests
+from repogym.env.toolcontext import ToolContext, ToolOutput, failure
 from repogym.registry import Registry
-from repogym.sandbox.base import OUT_DIR, REPO_DIR, Bind, ExecResult, read_jail_file
-from repogym.sandbox.runtime import Episode
-from repogym.task import Task
+from repogym.sandbox.base import OUT_DIR, REPO_DIR, read_jail_file
+from repogym.sandbox.runtime import IN_DIR, Episode
 
 FILEOPS_NAME = "repogym_fileops.py"
 _PYTHON = 'p=/usr/bin/python3; [ -x "$p" ] || p=python3; exec "$p" -I -S'
@@ -68,40 +66,6 @@ class Param:
         if self.type == "array":
             schema["items"] = {"type": "string"}
         return schema
-
-
-@dataclass(frozen=True)
-class ToolOutput:
-    """What a tool call produced: the observation text, whether it failed, whether it ends the episode."""
-
-    text: str
-    error: bool = False
-    submit: bool = False
-
-
-def failure(text: str) -> ToolOutput:
-    """An error observation (the tool could not do what was asked)."""
-    return ToolOutput(f"Error: {text}", error=True)
-
-
-@dataclass
-class ToolContext:
-    """What a tool handler may use: the episode (its sandbox), the task and the env's options."""
-
-    episode: Episode
-    task: Task
-    options: EnvOptions
-    deadline: float = float("inf")
-    """time.monotonic() at which the episode's time budget runs out (limits long commands)."""
-    calls: itertools.count = field(default_factory=itertools.count)
-
-    def timeout(self, seconds: float) -> float:
-        """A per-call limit that does not run far past the episode's budget (at least 1 s)."""
-        return max(1.0, min(seconds, self.deadline - time.monotonic()))
-
-    def run(self, command: str, seconds: float, binds: Sequence[Bind] = ()) -> ExecResult:
-        limits = self.episode.runtime.limits.model_copy(update={"wall_s": self.timeout(seconds)})
-        return self.episode.run(command, limits=limits, binds=binds)
 
 
 Handler = Callable[..., ToolOutput]
@@ -243,8 +207,6 @@ def file_op(context: ToolContext, op: str, **args: Any) -> ToolOutput:
 
 
 def inbox_path(name: str) -> str:
-    from repogym.sandbox.runtime import IN_DIR
-
     return f"{IN_DIR}/{name}"
 
 
@@ -374,8 +336,6 @@ def create_file(context: ToolContext, path: str, text: str) -> ToolOutput:
     Param("tests", "array", "Optional test ids or test files, e.g. ['tests/test_io.py::test_read'].", False),
 )
 def run_tests(context: ToolContext, tests: list[str] | None = None) -> ToolOutput:
-    from repogym.env.testrun import run_visible_tests
-
     return run_visible_tests(context, tests)
 
 

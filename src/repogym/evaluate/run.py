@@ -30,6 +30,9 @@ from typing import Any
 from repogym.agent.loop import AgentLimits
 from repogym.agent.policies import PolicyConfig, SamplingParams
 from repogym.agent.trajectory import Trajectory
+from repogym.config import validate_config
+from repogym.dataset import load_tasks
+from repogym.env.options import EnvOptions
 from repogym.errors import ConfigError
 from repogym.evaluate.bootstrap import BootstrapSettings
 from repogym.evaluate.groups import task_groups
@@ -137,9 +140,6 @@ def _mode_fields(config: EvalConfig) -> dict[str, Any]:
 
 
 def _env_options(config: EvalConfig) -> dict[str, Any]:
-    from repogym.config import validate_config
-    from repogym.env.options import EnvOptions
-
     options = dict(config.env_options)
     if config.context is not None:
         if "context" not in EnvOptions.model_fields:
@@ -248,8 +248,6 @@ def _prediction_rows(store: TrajectoryStore, wanted: set[str]) -> list[Trajector
 
 
 def _load_tasks(config: EvalConfig) -> list[Task]:
-    from repogym.dataset import load_tasks
-
     task_set = load_tasks(config.tasks)
     if config.instance_ids:
         return [task_set.get(instance_id) for instance_id in config.instance_ids]

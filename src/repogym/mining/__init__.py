@@ -9,8 +9,7 @@ plus a `Funnel` that accounts for every scanned commit. `repogym validate` then
 proves each candidate with its tests.
 """
 
-from repogym.mining.config import MiningConfig
-from repogym.mining.filters import FILTER_NAMES
+from repogym.mining.config import FILTER_NAMES, MiningConfig
 from repogym.mining.funnel import Funnel, FunnelFlag, FunnelStep
 from repogym.mining.kinds import ChangeKind, Classification, classify_change
 from repogym.mining.mine import MiningResult, mine, mine_to_file

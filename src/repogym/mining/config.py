@@ -7,11 +7,32 @@ no "/" matches the file name, any other pattern matches the whole path.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, time
 
 from pydantic import Field, ValidationInfo, field_validator
 
 from repogym.config import _Model
+from repogym.mining.kinds import parse_kinds
+
+#: Every mining filter by name, in the order they are applied. The filters themselves
+#: (`repogym.mining.filters`) are registered under these names and checked against this list when
+#: that module loads; the list lives here so that `skip_filters` can be checked without importing them.
+FILTER_NAMES: tuple[str, ...] = (
+    "bot",
+    "revert",
+    "reverted_later",
+    "empty",
+    "lock_only",
+    "docs_only",
+    "vendored",
+    "no_python_change",
+    "no_test_change",
+    "binary_change",
+    "too_large",
+    "merge_conflict",
+    "duplicate",
+)
 
 
 class MiningConfig(_Model):
@@ -137,15 +158,13 @@ class MiningConfig(_Model):
     """The longest statement the issue writer may write, in tokens."""
 
     skip_filters: list[str] = Field(default_factory=list)
-    """Filters to switch off by name (see `repogym.mining.filters.FILTER_NAMES`), e.g. ["no_test_change"]."""
+    """Filters to switch off by name (see `FILTER_NAMES`), e.g. ["no_test_change"]."""
     merge_check_workers: int = Field(default=4, ge=1, le=64)
     """Parallel `git merge-tree` runs used to check merge candidates for conflict resolutions."""
 
     @field_validator("skip_filters")
     @classmethod
     def _known_filters(cls, names: list[str]) -> list[str]:
-        from repogym.mining.filters import FILTER_NAMES
-
         unknown = [name for name in names if name not in FILTER_NAMES]
         if unknown:
             raise ValueError(f"unknown filter(s) {unknown}; known: {', '.join(FILTER_NAMES)}")
@@ -154,8 +173,6 @@ class MiningConfig(_Model):
     @field_validator("kinds")
     @classmethod
     def _known_kinds(cls, names: list[str]) -> list[str]:
-        from repogym.mining.kinds import parse_kinds
-
         kinds = parse_kinds(names)
         if not kinds:
             raise ValueError("keep at least one kind, e.g. ['fix']")
@@ -171,8 +188,6 @@ class MiningConfig(_Model):
     @field_validator("bot_authors", "bot_titles")
     @classmethod
     def _regular_expressions(cls, patterns: list[str]) -> list[str]:
-        import re
-
         for pattern in patterns:
             try:
                 re.compile(pattern)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from repogym.mining.config import MiningConfig
+from repogym.mining.config import FILTER_NAMES, MiningConfig
 from repogym.mining.history import Commit
 from repogym.mining.prs import PullRequest
 from repogym.mining.split import PathKind, PathRules, SplitPatch
@@ -250,7 +250,12 @@ _add(Filter("duplicate", "set", "same normalised diff as an older candidate"))
 
 #: Every filter, in the order they are applied.
 ORDERED_FILTERS: tuple[Filter, ...] = tuple(_ORDER)
-FILTER_NAMES: tuple[str, ...] = tuple(f.name for f in ORDERED_FILTERS)
+if tuple(f.name for f in ORDERED_FILTERS) != FILTER_NAMES:
+    # A programmer's error: a filter added here must be named in FILTER_NAMES, in its place.
+    raise RuntimeError(
+        f"mining filters {[f.name for f in ORDERED_FILTERS]} differ from "
+        f"repogym.mining.config.FILTER_NAMES {list(FILTER_NAMES)}: keep them in one order"
+    )
 
 
 def first_rejection(candidate: Candidate, context: FilterContext, stage: str) -> str | None:

@@ -10,6 +10,7 @@ requested from git.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import subprocess
 import tempfile
@@ -148,8 +149,6 @@ def _widen_pipe(fd: int) -> None:
     whenever git falls behind, which serialises the two.
     """
     with contextlib.suppress(AttributeError, OSError):
-        import fcntl
-
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from repogym.agent.backends.openai import OpenAIPolicy
 from repogym.agent.policies import PolicyConfig, PolicyRequest, PolicyUnavailable, SamplingParams
 from repogym.errors import ConfigError
 from repogym.mining.funnel import MAX_EXAMPLES, FunnelFlag
@@ -51,8 +52,6 @@ class OpenAIIssueWriter:
     """An `openai:MODEL` endpoint (vLLM, `repogym serve`, an API) through repogym's OpenAI backend."""
 
     def __init__(self, model: str, base_url: str, max_tokens: int = 512, timeout_s: float = 120.0) -> None:
-        from repogym.agent.backends.openai import OpenAIPolicy
-
         self.policy = OpenAIPolicy(
             model, PolicyConfig(spec=f"openai:{model}", base_url=base_url, timeout_s=timeout_s, max_retries=2)
         )

@@ -61,6 +61,7 @@ from repogym.mining.history import (
     parse_graph,
     start_list_commits,
 )
+from repogym.mining.issue_writer import make_issue_writer, rewrite_statements
 from repogym.mining.kinds import ChangeKind, Classification
 from repogym.mining.merges import MergeChecks, MergeGraph
 from repogym.mining.prs import (
@@ -205,8 +206,6 @@ def _mine(
     if config.redact_secrets:
         tasks, funnel = redact(tasks, funnel)
     if config.issue_writer:
-        from repogym.mining.issue_writer import make_issue_writer, rewrite_statements
-
         tasks, flags = rewrite_statements(
             tasks,
             make_issue_writer(

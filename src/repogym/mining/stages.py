@@ -7,6 +7,7 @@ from repogym.mining.filters import Candidate
 from repogym.mining.funnel import MAX_EXAMPLES, Funnel, FunnelCounter, FunnelFlag, FunnelStep
 from repogym.mining.kinds import Classification, classify_change
 from repogym.mining.prs import PrExport, linked_issue_numbers
+from repogym.privacy.scrub import Policy, ScrubConfig, scrub_tasks
 from repogym.task import Task
 
 QUOTES_FIX = "statement_quotes_fix"
@@ -59,7 +60,6 @@ def quotes_fix_flag(tasks: tuple[Task, ...]) -> FunnelFlag:
 
 def redact(tasks: tuple[Task, ...], funnel: Funnel) -> tuple[tuple[Task, ...], Funnel]:
     """Secrets and personal data out of the candidates before they are written anywhere."""
-    from repogym.privacy.scrub import Policy, ScrubConfig, scrub_tasks
 
     scrubbed = scrub_tasks(tasks, ScrubConfig(policy=Policy.REDACT, check_license=False))
     dropped = [d.instance_id for d in scrubbed.dropped]

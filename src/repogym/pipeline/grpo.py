@@ -14,6 +14,7 @@ from pathlib import Path
 from repogym.config import RunConfig
 from repogym.pipeline.record import StageResult
 from repogym.pipeline.runner import Hooks
+from repogym.train.grpo import train_rl  # torch, transformers and TRL: only when a stage trains
 
 
 @dataclass(frozen=True)
@@ -35,8 +36,6 @@ class GRPOResult(StageResult):
 
 
 def grpo_stage(given: GRPOInput, hooks: Hooks) -> GRPOResult:
-    from repogym.train.grpo import train_rl  # torch, transformers and TRL: only when a stage trains
-
     result = train_rl(given.config, resume=True, notify=hooks.notify, progress=hooks.trainer_bars)
     rewards = [row["reward"] for row in result.metrics if isinstance(row.get("reward"), int | float)]
     return GRPOResult(

@@ -9,17 +9,21 @@ else unexpected INFRA_ERROR with the error's last line. Nothing escapes.
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+import repogym.env
 from repogym.agent.loop import AgentLimits, AgentLoop
 from repogym.agent.policies import Policy, PolicyConfig, SamplingParams, make_policy
 from repogym.agent.prompts import load_prompts
 from repogym.agent.trajectory import AttemptOutcome, Trajectory
 from repogym.errors import EnvBuildError, RepoSourceError
+from repogym.sandbox.runtime import TaskRuntime
 from repogym.task import Task
 
 
@@ -66,8 +70,6 @@ class Worker:
             )
         env = None
         try:
-            import repogym.env
-
             env = repogym.env.make(
                 task.instance_id, task, runtime=runtime, reward=self.settings.reward,
                 **{**self.settings.env_options, **self.settings.limits.env_options()},
@@ -82,7 +84,6 @@ class Worker:
 
     def runtime(self, task: Task) -> Any:
         """The task's prepared runtime, built once per (repo, commit, python) and reused; failures are cached too."""
-        from repogym.sandbox.runtime import TaskRuntime
 
         key = (task.repo_source or task.repo, task.base_commit, repr(task.env))  # one repo state, one runtime
         with self._guard:
@@ -126,7 +127,4 @@ def _last_line(exc: BaseException) -> str:
 
 
 def _worker_name() -> str:
-    import os
-    import socket
-
     return f"{socket.gethostname()}:{os.getpid()}"

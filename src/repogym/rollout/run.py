@@ -11,6 +11,7 @@ without repeating any of it.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -22,8 +23,10 @@ from repogym.agent.loop import AgentLimits
 from repogym.agent.policies import Policy, PolicyConfig, SamplingParams, make_policy
 from repogym.agent.prompts import load_prompts
 from repogym.agent.trajectory import GRADED_OUTCOMES, Trajectory
+from repogym.dataset import load_tasks
 from repogym.errors import ConfigError
 from repogym.files import write_json
+from repogym.rewards.compose import compose
 from repogym.rollout.attempt import AttemptSettings
 from repogym.rollout.executors import LocalExecutor, RayExecutor, executors
 from repogym.rollout.store import TrajectoryStore
@@ -167,8 +170,6 @@ def plan_rollout(config: RolloutConfig) -> RolloutPlan:
     tasks = _load_tasks(config)
     load_prompts(config.prompts_dir)
     if config.reward is not None:
-        from repogym.rewards.compose import compose
-
         compose(config.reward)
     policy = make_policy(config.policy)  # a bad spec, path or URL fails here
     if config.executor == "ray":
@@ -254,8 +255,6 @@ def _check_numbers(config: RolloutConfig) -> None:
 
 
 def _load_tasks(config: RolloutConfig) -> list[Task]:
-    from repogym.dataset import load_tasks
-
     task_set = load_tasks(config.tasks)
     if config.instance_ids:
         tasks = [task_set.get(instance_id) for instance_id in config.instance_ids]
@@ -270,8 +269,6 @@ def _check_identity(root: Path, config: RolloutConfig) -> None:
     path = root / "run.json"
     identity = config.identity()
     if path.exists():
-        import json
-
         try:
             previous = json.loads(path.read_text(encoding="utf-8")).get("identity", {})
         except (OSError, ValueError, AttributeError):

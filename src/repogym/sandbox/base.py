@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import enum
 import math
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -211,8 +213,6 @@ def read_jail_file(path: Path, max_bytes: int = 64 * 1024 * 1024) -> str | None:
     Every host-side read of a jail-writable folder (out/, the diff scratch folder) goes through here:
     a plain `read_text()` would follow a link the jail planted to any host file.
     """
-    import os
-    import stat
 
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)

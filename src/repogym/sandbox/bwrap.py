@@ -88,6 +88,7 @@ from pathlib import Path
 from repogym.errors import SandboxError
 from repogym.sandbox import cgroups
 from repogym.sandbox.base import HOME_DIR, REPO_DIR, TMP_DIR, VENV_DIR, Checkpoint, ExecResult, Limits, Mounts
+from repogym.sandbox.cache import cache_root
 from repogym.sandbox.process import run_process
 from repogym.sandbox.seccomp import filter_path
 
@@ -348,7 +349,6 @@ def _parent_dirs(targets: list[str]) -> list[str]:
 @functools.cache
 def identity_files(uid: int) -> Path:
     """A passwd/group pair naming only the sandbox user (the host's are not shown)."""
-    from repogym.sandbox.cache import cache_root
 
     folder = cache_root() / "identity" / str(uid)
     if not (folder / "group").exists():

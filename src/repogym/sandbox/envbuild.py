@@ -13,14 +13,17 @@ installer gets the machine's CA bundle; pip is in every environment.
 
 from __future__ import annotations
 
+import configparser
 import os
 import shlex
 import shutil
 import tempfile
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+import uv
 from filelock import FileLock
 
 from repogym.errors import EnvBuildError
@@ -157,8 +160,6 @@ def _test_extras(pristine: Path) -> list[str]:
             pass
     setup_cfg = pristine / "setup.cfg"
     if setup_cfg.exists():
-        import configparser
-
         parser = configparser.ConfigParser()
         try:
             parser.read(setup_cfg, encoding="utf-8")
@@ -216,7 +217,6 @@ def build_binds(pristine: Path, isolated: bool = True) -> tuple[Bind, ...]:
     `isolated` False (the local backend, which runs uv as the invoking user): a uv cache of its own, so
     it never leaves files in the jails' cache that the sandbox uid cannot read.
     """
-    import uv
 
     uv_cache = cache_dir("uv-cache" if isolated else "uv-cache-local")
     if is_root():
@@ -261,7 +261,6 @@ class EnvBuilder:
 
     def ensure(self, task: Task, pristine: Path) -> EnvHandle:
         """The task's environment, built if needed; raises EnvBuildError with the log's tail on failure."""
-        import time
 
         interpreter = pick_interpreter(task.env.python)
         key = env_key(task, pristine, interpreter)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import configparser
 import datetime
 import hashlib
 import json
@@ -176,7 +177,6 @@ def _setup_cfg_deps(path: Path) -> bytes:
     >>> _setup_cfg_deps(a) == before
     True
     """
-    import configparser
 
     raw = path.read_bytes()
     parser = configparser.ConfigParser(interpolation=None)

@@ -16,6 +16,7 @@ Not guaranteed (everything bwrap adds):
 
 from __future__ import annotations
 
+import re
 import resource
 import warnings
 
@@ -82,7 +83,6 @@ class LocalSandbox:
 
 def _to_host(text: str, host_paths: dict[str, str]) -> str:
     """Rewrite jail paths to their host folders (longest first, so /opt/repogym/x wins over /opt)."""
-    import re
 
     pattern = "|".join(re.escape(jail) for jail in sorted(host_paths, key=len, reverse=True))
     return re.sub(pattern, lambda match: host_paths[match.group(0)], text)

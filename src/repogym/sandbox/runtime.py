@@ -12,12 +12,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import shutil
 import tempfile
 import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+
+import uv
 
 from repogym.errors import SandboxError
 from repogym.patches import changed_paths
@@ -33,7 +36,7 @@ from repogym.sandbox.base import (
     Sandbox,
     read_jail_file,
 )
-from repogym.sandbox.bwrap import BwrapSandbox
+from repogym.sandbox.bwrap import SANDBOX_UID, BwrapSandbox, is_root
 from repogym.sandbox.envbuild import UV_JAIL, EnvBuilder, EnvHandle
 from repogym.sandbox.installs import BASELINE_DIR, CommitLayers, ensure_commit_layers, git_environment
 from repogym.sandbox.local import LocalSandbox
@@ -210,7 +213,6 @@ class Episode:
         """
         if not self.install_step:
             return None
-        import uv
 
         self.layer.make_venv_writable()
         mounts = dataclasses.replace(self.mounts(Bind(Path(uv.find_uv_bin()), UV_JAIL)), venv_writable=True)
@@ -240,7 +242,6 @@ class Episode:
         """
         assert self.runtime.pristine is not None
         scratch = Path(tempfile.mkdtemp(prefix="diff.", dir=self.layer.root))
-        from repogym.sandbox.bwrap import SANDBOX_UID, is_root
 
         if is_root():
             os.chown(scratch, SANDBOX_UID, SANDBOX_UID)
@@ -268,8 +269,6 @@ class Episode:
             # The jail could have swapped the file for a link to a host file: read it the safe way.
             patch = (read_jail_file(scratch / "patch") or "") if result.ok else ""
         finally:
-            import shutil
-
             shutil.rmtree(scratch, ignore_errors=True)
         return patch, result
 

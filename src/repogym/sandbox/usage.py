@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import uv
 from filelock import FileLock, Timeout
 
 from repogym.errors import ConfigError
@@ -166,8 +167,6 @@ def _remove(entry: Path) -> None:
 
 
 def _prune_uv(folder: Path, dry_run: bool, area: str = "uv-cache") -> Pruned:
-    import uv
-
     before = _tree_bytes(folder, set())
     if not dry_run:
         subprocess.run(

@@ -6,6 +6,7 @@ from pydantic import Field, field_validator
 
 from repogym.config import _Model
 from repogym.sandbox.base import Limits
+from repogym.synth.methods import method_groups, method_names
 
 #: Paths never mutated: tests, test support, packaging and docs (a bug there is not a bug in the code).
 DEFAULT_EXCLUDE = (
@@ -67,8 +68,6 @@ class SynthConfig(_Model):
     @field_validator("methods")
     @classmethod
     def _known_methods(cls, names: list[str]) -> list[str]:
-        from repogym.synth.methods import method_groups, method_names
-
         known, groups = method_names(), method_groups()
         unknown = [name for name in names if name not in known and name not in groups]
         if unknown:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from repogym.agent.backends.openai import OpenAIPolicy
 from repogym.agent.policies import PolicyConfig, PolicyRequest, SamplingParams
 from repogym.errors import ConfigError
 from repogym.mining.gitcmd import git
@@ -29,8 +30,6 @@ class OpenAIIssueWriter:
     """Chat completions over HTTP (the `openai` policy backend underneath)."""
 
     def __init__(self, model: str, base_url: str, *, timeout_s: float = 120.0, max_tokens: int = 400) -> None:
-        from repogym.agent.backends.openai import OpenAIPolicy
-
         if not model:
             raise ConfigError("--issue-writer openai:MODEL: the model name is missing")
         self.name = f"openai:{model}"

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from transformers import TrainerCallback
+from repogym.train.callback_base import callback_class
 
 BUDGET_FILE = "repogym_budget.json"
 
@@ -38,7 +38,7 @@ def calibrate_step_s(model_dir: Path, batch_size: int, seq_len: int, steps: int 
     return 1.1 * sorted(timings[1:])[len(timings[1:]) // 2]
 
 
-class TimeBudgetCallback(TrainerCallback):
+class _TimeBudget:
     """Stop (and checkpoint) once `budget_s` seconds of training have passed, counting resumed runs."""
 
     def __init__(self, budget_s: float, tokens_per_step: int, start_from: Path | None = None) -> None:
@@ -83,6 +83,11 @@ class TimeBudgetCallback(TrainerCallback):
         checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"
         if state.is_world_process_zero and checkpoint.is_dir():
             (checkpoint / BUDGET_FILE).write_text(json.dumps({"elapsed_s": self.elapsed()}))
+
+
+def time_budget_callback(budget_s: float, tokens_per_step: int, start_from: Path | None = None) -> Any:
+    """A `TimeBudgetCallback` (a TrainerCallback): stops and checkpoints after `budget_s` seconds of training."""
+    return callback_class(_TimeBudget, "TimeBudgetCallback")(budget_s, tokens_per_step, start_from)
 
 
 def _spent(checkpoint: Path | None) -> float:

@@ -14,6 +14,7 @@ shape from row to row and Arrow would otherwise pad them with nulls the template
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import Counter
@@ -100,7 +101,6 @@ def make_row(
 
 def row_digest(row: Mapping[str, Any]) -> str:
     """A content hash of what training sees (messages and tools), for deduplication."""
-    import hashlib
 
     payload = json.dumps([row.get("messages"), row.get("tools") or []], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -20,6 +20,7 @@ from repogym.env.options import EnvOptions
 from repogym.errors import RepogymError
 from repogym.patches import changed_paths
 from repogym.sandbox.repos import git, mirror, resolve_repo_source
+from repogym.sandbox.runtime import TaskRuntime
 from repogym.train.chat_rows import make_row
 
 if TYPE_CHECKING:
@@ -47,8 +48,6 @@ def agentless_gold_rows(
             if localizer is None or localizer is oracle_localizer:
                 contents = originals_at(task, paths, options.repos_dir)
             else:
-                from repogym.sandbox.runtime import TaskRuntime
-
                 runtime = TaskRuntime.create(task, options.sandbox, options.repos_dir).prepare()
                 contents = read_originals(runtime.pristine, paths)
         except RepogymError:

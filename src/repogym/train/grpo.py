@@ -26,6 +26,7 @@ The only override of TRL here times the first two, for the logged wall-time spli
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -35,17 +36,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trl import GRPOTrainer
-
 from repogym.config import RunConfig, config_to_dict
 from repogym.errors import ConfigError
 from repogym.files import write_json
-from repogym.train.metrics import METRICS_FILE, MetricsJsonlCallback, drop_rows_after, read_metrics
+from repogym.train.checkpoints import resume_point as newest_complete
+from repogym.train.metrics import METRICS_FILE, drop_rows_after, metrics_callback, read_metrics
 from repogym.train.model import check_model_folder
+from repogym.train.progress import use_rich_progress
 from repogym.train.rl_checks import check_env_options, check_numbers, load_checked_tokenizer
-from repogym.train.rl_metrics import DropAbstained, PhaseTimer, StepClock
+from repogym.train.rl_metrics import PhaseTimer, drop_abstained, step_clock
 from repogym.train.rl_reward import SandboxReward, agent_scorer, agentless_scorer
 from repogym.train.rl_tasks import TaskEnvs, machine_workers, reward_for
+from repogym.train.rl_tools import tool_env_class
 
 Notify = Callable[[str], None]
 RUN_FILE = "run.json"
@@ -91,8 +93,6 @@ def train_rl(
     try:
         trainer = build_trainer(config, model_dir, tokenizer, envs, pool, per_device)
         if progress:
-            from repogym.train.progress import use_rich_progress
-
             use_rich_progress(trainer, "grpo")
         _write_run_file(out, config, envs)
         notify(f"training {config.total_steps} GRPO step(s) on {len(envs.tasks)} task(s) -> {out}")
@@ -122,8 +122,6 @@ def build_trainer(
 
     agent = config.env.mode == "agent"
     if agent:
-        from repogym.train.rl_tools import tool_env_class
-
         tools = envs.env_options.get("tools")
         env_class = tool_env_class(envs, pool, config.rollout.async_, tuple(tools) if tools else None)
         reward = SandboxReward(envs.reward, agent_scorer())
@@ -131,7 +129,7 @@ def build_trainer(
         env_class = None
         reward = SandboxReward(envs.reward, agentless_scorer(envs, pool))
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is marked experimental
-    return RepogymGRPOTrainer(
+    return grpo_trainer_class()(
         model=str(model_dir),
         reward_funcs=reward.functions(),
         args=grpo_args(config, per_device, reward.weights),
@@ -183,7 +181,7 @@ def grpo_args(config: RunConfig, per_device: int, reward_weights: list[float]) -
     )
 
 
-class RepogymGRPOTrainer(GRPOTrainer):  # type: ignore[misc]
+class _PhaseTiming:
     """TRL's GRPOTrainer, timing its rollout and grading phases for the step split (nothing else changes).
 
     It also puts metrics.jsonl first among the callbacks: the writer sees every value (None: a term
@@ -194,9 +192,9 @@ class RepogymGRPOTrainer(GRPOTrainer):  # type: ignore[misc]
     def __init__(self, *args: Any, metrics_dir: str, **kwargs: Any) -> None:
         self.phases = PhaseTimer()
         super().__init__(*args, **kwargs)
-        self.add_callback(StepClock(self.phases, self._metrics["train"]))
-        metrics = MetricsJsonlCallback(Path(metrics_dir) / METRICS_FILE)
-        self.callback_handler.callbacks[:0] = [metrics, DropAbstained()]
+        self.add_callback(step_clock(self.phases, self._metrics["train"]))
+        metrics = metrics_callback(Path(metrics_dir) / METRICS_FILE)
+        self.callback_handler.callbacks[:0] = [metrics, drop_abstained()]
 
     def _generate(self, prompts: list[Any]) -> Any:
         started = time.perf_counter()
@@ -213,6 +211,19 @@ class RepogymGRPOTrainer(GRPOTrainer):  # type: ignore[misc]
             self.phases.add("grade", time.perf_counter() - started)
 
 
+@functools.cache
+def grpo_trainer_class() -> type:
+    """`RepogymGRPOTrainer`: `_PhaseTiming` over TRL's GRPOTrainer, made on first use (it imports TRL)."""
+    from trl import GRPOTrainer
+
+    namespace = {
+        "__module__": __name__,
+        "__qualname__": "RepogymGRPOTrainer",
+        "__doc__": _PhaseTiming.__doc__,
+    }
+    return type("RepogymGRPOTrainer", (_PhaseTiming, GRPOTrainer), namespace)
+
+
 # -- checkpoints and resuming -----------------------------------------------------------------------
 
 
@@ -222,7 +233,6 @@ def resume_point(out: Path, config: RunConfig, resume: bool, notify: Notify) -> 
     `repogym.train.checkpoints` (shared with SFT) finds the newest complete checkpoint and clears
     those a kill cut short; a resumed run must also keep the settings that define it.
     """
-    from repogym.train.checkpoints import resume_point as newest_complete
 
     if resume:
         _check_same_run(out, config)

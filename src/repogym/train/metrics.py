@@ -1,6 +1,6 @@
 """`<output_dir>/metrics.jsonl`: one JSON row per logging step of any transformers/TRL trainer.
 
-`MetricsJsonlCallback` is a `transformers.TrainerCallback`; every trainer repogym runs (SFT,
+`MetricsJsonlCallback` (`metrics_callback()`) is a `transformers.TrainerCallback`; every trainer repogym runs (SFT,
 pretraining, GRPO) adds it, so one file format serves every stage and any tool can read it
 (`pandas.read_json(path, lines=True)`, `datasets`, `jq`). A row is what the trainer logged
 (SFT: `loss`, `grad_norm`, `learning_rate`, `epoch`, ...; GRPO: its `reward...` terms) plus:
@@ -25,12 +25,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from transformers import TrainerCallback
-
 from repogym.files import METRICS_FILE, append_jsonl, atomic_writer, read_jsonl_records
+from repogym.train.callback_base import callback_class
 
 
-class MetricsJsonlCallback(TrainerCallback):
+class _MetricsJsonl:
     """Append every `on_log` payload to `<output_dir>/metrics.jsonl` (or `path`), durably."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
@@ -55,6 +54,18 @@ class MetricsJsonlCallback(TrainerCallback):
         row = {"step": state.global_step, "wall_s": round(time.monotonic() - self._started, 3)}
         row.update({key: _plain(value) for key, value in logs.items()})
         append_jsonl(self._file(args), row)
+
+
+def metrics_callback(path: str | os.PathLike[str] | None = None) -> Any:
+    """A `MetricsJsonlCallback` writing to `path` (default: the trainer's `<output_dir>/metrics.jsonl`)."""
+    return callback_class(_MetricsJsonl, "MetricsJsonlCallback")(path)
+
+
+def __getattr__(name: str) -> Any:
+    """`MetricsJsonlCallback`, the TrainerCallback class itself, made on first use (it imports transformers)."""
+    if name == "MetricsJsonlCallback":
+        return callback_class(_MetricsJsonl, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def drop_rows_after(path: Path, step: int) -> int:

@@ -41,6 +41,7 @@ from repogym.synth.methods import resolve_methods
 from repogym.synth.source import SourceFile, compiles
 from repogym.task import Task
 from repogym.train.chat_rows import make_row
+from repogym.train.corpus import load_corpus
 
 #: The single-line methods a 3-line window can decide: the broken token is visible and its fix follows
 #: from the code around it. Left out: const_off_by_one (which way, and which constant?) and
@@ -233,8 +234,6 @@ def build_demos(out: str | os.PathLike[str], options: DemoOptions,
     writes is dropped: a guard against a held-out function that also lives in the corpus (a vendored
     copy, say), on top of the corpus leaving repogym's own package out.
     """
-    from repogym.train.corpus import load_corpus
-
     held_out = list(held_out)
     corpus = load_corpus(None, options.max_chars, options.seed, max_file_bytes=options.max_file_bytes)
     key = hashlib.sha256(json.dumps([asdict(options), corpus.digest, DEMO_FORMAT]).encode()).hexdigest()

@@ -29,15 +29,20 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from filelock import FileLock
 
+from repogym.agent.backends.tokenizer import load_tokenizer
 from repogym.errors import ConfigError
 from repogym.files import METRICS_FILE, write_json
 from repogym.sandbox.cache import cache_dir
+from repogym.train.budget import calibrate_step_s, time_budget_callback
 from repogym.train.checkpoints import resume_point
 from repogym.train.corpus import Corpus, load_corpus
+from repogym.train.metrics import metrics_callback
 from repogym.train.model import MODEL_RECORD, check_model_folder, has_weights
-from repogym.train.tokenizer import load_tokenizer
+from repogym.train.progress import use_rich_progress
+from repogym.train.sft import quiet_library_bars
 
 PRETRAIN_RECORD = "repogym_pretrain.json"
 MODEL_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
@@ -174,7 +179,6 @@ def _result(record: dict[str, Any], out_dir: Path, cached: bool) -> PretrainResu
 
 def token_blocks(corpus: Corpus, tokenizer: Any, seq_len: int) -> Any:
     """The corpus as one int32 array of token ids (files joined by end-of-text), cached per corpus and tokenizer."""
-    import numpy as np
 
     eos = tokenizer.convert_tokens_to_ids("<|endoftext|>")
     eos = tokenizer.eos_token_id if not isinstance(eos, int) or eos == tokenizer.unk_token_id else eos
@@ -226,10 +230,6 @@ def _train(
     import torch
     from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
 
-    from repogym.train.budget import TimeBudgetCallback, calibrate_step_s
-    from repogym.train.metrics import MetricsJsonlCallback
-    from repogym.train.sft import quiet_library_bars
-
     quiet_library_bars()
     tokenizer = load_tokenizer(model_dir)
     tokens = token_blocks(corpus, tokenizer, config.seq_len)
@@ -246,7 +246,7 @@ def _train(
         disable_tqdm=True, dataloader_drop_last=True,
     )  # fmt: skip
     start_from = resume_point(run, resume=True)
-    budget = TimeBudgetCallback(
+    budget = time_budget_callback(
         budget_s, tokens_per_step=config.batch_size * config.seq_len, start_from=start_from
     )
     trainer = Trainer(
@@ -254,9 +254,8 @@ def _train(
         args=args,
         train_dataset=BlockDataset(tokens, config.seq_len),
         processing_class=tokenizer,
-        callbacks=[budget, MetricsJsonlCallback()],
+        callbacks=[budget, metrics_callback()],
     )
-    from repogym.train.progress import use_rich_progress
 
     use_rich_progress(trainer, "pretrain", show=progress)
     started = time.monotonic()

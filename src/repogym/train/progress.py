@@ -19,11 +19,13 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from transformers import TrainerCallback
-from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+from repogym.train.callback_base import callback_class
 
 
-class RichProgressCallback(TrainerCallback):
+class _RichProgress:
+    """The progress bar's events (`RichProgressCallback` is this plus transformers' TrainerCallback)."""
+
     def __init__(self, description: str = "train", console: Console | None = None) -> None:
         self.description = description
         self.console = console or Console(stderr=True, highlight=False, emoji=False)
@@ -79,7 +81,9 @@ class RichProgressCallback(TrainerCallback):
 
 def use_rich_progress(trainer: Any, description: str, show: bool = True) -> None:
     """Swap a trainer's tqdm bar and log printer for `RichProgressCallback` (or for nothing, with show=False)."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
     trainer.remove_callback(ProgressCallback)
     trainer.remove_callback(PrinterCallback)
     if show:
-        trainer.add_callback(RichProgressCallback(description))
+        trainer.add_callback(callback_class(_RichProgress, "RichProgressCallback")(description))

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from repogym.config import RunConfig, validate_config
+from repogym.env.options import EnvOptions
 from repogym.errors import ConfigError
+from repogym.train.tiny import load_tokenizer
 
 _WEIGHTS = (
     "model.safetensors",
@@ -51,7 +53,6 @@ def check_numbers(config: RunConfig, num_processes: int = 1) -> int:
 
 def check_env_options(config: RunConfig) -> None:
     """`env.options` must be EnvOptions fields (mode and limits are set from the run's own keys)."""
-    from repogym.env.options import EnvOptions
 
     for key in ("mode",):
         if key in config.env.options:
@@ -61,7 +62,6 @@ def check_env_options(config: RunConfig) -> None:
 
 def load_checked_tokenizer(folder: Path, mode: str, key: str = "base_model") -> Any:
     """The folder's tokenizer, with a chat template (and, in agent mode, tool calls TRL can parse)."""
-    from repogym.train.tiny import load_tokenizer
 
     try:
         tokenizer = load_tokenizer(folder)

@@ -18,10 +18,10 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from transformers import TrainerCallback
+from repogym.train.callback_base import callback_class
 
 
-class DropAbstained(TrainerCallback):
+class _DropAbstained:
     """Removes None values from the logs (terms that abstained on a whole batch) for the loggers after it."""
 
     def on_log(
@@ -46,7 +46,7 @@ class PhaseTimer:
         return taken
 
 
-class StepClock(TrainerCallback):
+class _StepClock:
     """Puts the step's wall-time split into the trainer's metrics before TRL logs them."""
 
     def __init__(self, phases: PhaseTimer, metrics: Any) -> None:
@@ -71,6 +71,16 @@ class StepClock(TrainerCallback):
         self.metrics["time/grade_s"].append(grade_s)
         self.metrics["time/update_s"].append(max(0.0, step_s - generate_s - grade_s))
         self.metrics["memory/peak_rss_mb"].append(peak_rss_mb())
+
+
+def drop_abstained() -> Any:
+    """A `DropAbstained` TrainerCallback (put it after the metrics.jsonl writer, before the loggers)."""
+    return callback_class(_DropAbstained, "DropAbstained")()
+
+
+def step_clock(phases: PhaseTimer, metrics: Any) -> Any:
+    """A `StepClock` TrainerCallback adding the step's time split to the trainer's `metrics`."""
+    return callback_class(_StepClock, "StepClock")(phases, metrics)
 
 
 def peak_rss_mb() -> float:

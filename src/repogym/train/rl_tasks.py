@@ -21,11 +21,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import repogym.env
+from repogym.agent.prompts import load_prompts
 from repogym.config import RunConfig
 from repogym.dataset import TaskSet, load_tasks
 from repogym.env.base import TaskEnv
 from repogym.errors import ConfigError, DatasetError, EnvBuildError, RepoSourceError
 from repogym.rewards import ComposedReward, compose
+from repogym.sandbox.runtime import TaskRuntime
 
 #: The env limits of agent-mode episodes under TRL: TRL's own limits (max_tool_calling_iterations,
 #: max_completion_length) end a rollout, so the env must not grade on its own mid-rollout.
@@ -87,7 +90,6 @@ class TaskEnvs:
 
     def prepare(self, workers: int) -> None:
         """Prepare every runtime (in parallel) and make one env per task, so bad options fail now."""
-        from repogym.sandbox.runtime import TaskRuntime
 
         def prepare_one(task: Any) -> Any:
             try:
@@ -111,8 +113,6 @@ class TaskEnvs:
             self.give(task.instance_id, self.make(task.instance_id))
 
     def make(self, instance_id: str) -> TaskEnv:
-        import repogym.env
-
         env = repogym.env.make(
             instance_id,
             self.tasks,
@@ -155,7 +155,6 @@ class TaskEnvs:
                 return [{"role": "user", "content": str(observation)}]
             tools = env.tool_schemas()
             env.close()
-        from repogym.agent.prompts import load_prompts
 
         prompts = load_prompts()
         problem = prompts.problem(str(observation), task.instance_id, task.repo, task.problem_statement)

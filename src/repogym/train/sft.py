@@ -33,13 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from repogym.agent.backends.tokenizer import load_tokenizer
 from repogym.errors import ConfigError
 from repogym.files import write_json
 from repogym.train.chat_rows import LoadedRows, read_chat_rows
 from repogym.train.checkpoints import resume_point
+from repogym.train.metrics import metrics_callback
 from repogym.train.model import check_model_folder
+from repogym.train.progress import use_rich_progress
 from repogym.train.sft_config import SFTRunConfig
-from repogym.train.tokenizer import load_tokenizer
 
 SUMMARY_FILE = "repogym_sft.json"
 #: Top-level keys that the `trl:` pass-through may not set (they have their own key here).
@@ -209,8 +211,6 @@ def build_trainer(config: SFTRunConfig, prepared: Prepared, progress: bool = Tru
     from datasets import Dataset
     from trl import SFTTrainer
 
-    from repogym.train.metrics import MetricsJsonlCallback
-
     args = sft_arguments(config)  # before the model: DeepSpeed ZeRO-3 must see it first
     peft_config = None
     if config.lora is not None:
@@ -226,9 +226,8 @@ def build_trainer(config: SFTRunConfig, prepared: Prepared, progress: bool = Tru
         train_dataset=Dataset.from_list(prepared.data.rows),
         processing_class=prepared.tokenizer,
         peft_config=peft_config,
-        callbacks=[MetricsJsonlCallback()],
+        callbacks=[metrics_callback()],
     )
-    from repogym.train.progress import use_rich_progress
 
     use_rich_progress(trainer, "sft", show=progress)
     return trainer

@@ -27,9 +27,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from repogym.agent.backends.tokenizer import load_tokenizer
+from repogym.agent.policies import PolicyConfig
 from repogym.errors import ConfigError, DatasetError
 from repogym.files import read_jsonl_records, write_json, write_jsonl
+from repogym.rollout.run import RolloutConfig, run_rollout
 from repogym.train.chat_rows import make_row, row_digest, unusable_reason
+from repogym.train.gold import agentless_gold_rows
 
 SourceKind = Literal["rollout", "tasks", "chat"]
 
@@ -164,8 +168,6 @@ def _source_rows(path: Path, kind: SourceKind, options: SFTDataOptions, out: Pat
     elif options.gold == "agent":
         yield from rollout_rows(gold_agent_rollout(path, options, out), options.max_per_task, "gold-agent")
     else:
-        from repogym.train.gold import agentless_gold_rows
-
         yield from agentless_gold_rows(path, options)
 
 
@@ -205,8 +207,6 @@ def chat_rows(path: Path) -> Yielded:
 
 def gold_agent_rollout(tasks: Path, options: SFTDataOptions, out: Path) -> Path:
     """Roll the scripted gold policy out on `tasks` (agent mode, in the sandbox) into `<out>.gold-agent/`."""
-    from repogym.agent.policies import PolicyConfig
-    from repogym.rollout.run import RolloutConfig, run_rollout
 
     folder = out.with_name(out.name + ".gold-agent")
     config = RolloutConfig(
@@ -225,7 +225,6 @@ def _length_counter(options: SFTDataOptions) -> Callable[[dict[str, Any]], str |
             raise ConfigError(
                 "--max-tokens needs --tokenizer MODEL_DIR (whose chat template counts the tokens)"
             )
-        from repogym.train.tokenizer import load_tokenizer
 
         tokenizer = load_tokenizer(options.tokenizer)
 

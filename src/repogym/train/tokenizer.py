@@ -4,14 +4,20 @@ No download: `build_tokenizer(texts)` trains a BPE with `tokenizers` on the text
 (Python source: `repogym model init` uses a sample of the standard library; the tiny model of
 tests uses `stable_source()`, a fixed slice of it, about a second). The chat template renders tools and tool calls the way
 Qwen2.5 does (`<tool_call>{json}</tool_call>`) and carries `{% generation %}` markers, so
-SFT's assistant-only loss works on it.
+SFT's assistant-only loss works on it. Loading a saved tokenizer is inference's
+(`repogym.agent.backends.tokenizer.load_tokenizer`, re-exported here).
 """
 
 from __future__ import annotations
 
+import sysconfig
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from repogym.agent.backends.tokenizer import load_tokenizer
+
+__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "build_tokenizer", "load_tokenizer", "stable_source"]
 
 SPECIAL_TOKENS = (
     "<|endoftext|>",
@@ -64,7 +70,6 @@ def stable_source(limit_chars: int = 2_000_000) -> list[str]:
     It changes with the Python version only. repogym's own source was the corpus before: every edit
     retrained the tiny model's tokenizer, and the training tests' loss curves moved with it.
     """
-    import sysconfig
 
     root = Path(sysconfig.get_paths()["stdlib"])
     texts, total = [], 0
@@ -105,13 +110,3 @@ def build_tokenizer(vocab_size: int = 4096, texts: Iterable[str] | None = None) 
     )
     tokenizer.chat_template = CHAT_TEMPLATE
     return tokenizer
-
-
-def load_tokenizer(model_dir: str | Path) -> Any:
-    """The folder's tokenizer, read from tokenizer.json as written (see DESIGN.md's pitfall with qwen2 folders)."""
-    from transformers import AutoTokenizer, PreTrainedTokenizerFast
-
-    folder = Path(model_dir)
-    if (folder / "tokenizer.json").exists():
-        return PreTrainedTokenizerFast.from_pretrained(folder)
-    return AutoTokenizer.from_pretrained(folder)

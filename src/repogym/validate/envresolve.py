@@ -12,6 +12,7 @@ still writes each commit's own files.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import re
 import shlex
@@ -304,6 +305,4 @@ def resolve_task_env(task: Task, pristine: Path, mirror_path: Path | None = None
 
 
 def _fields(env: object) -> dict[str, object]:
-    import dataclasses
-
     return {f.name: getattr(env, f.name) for f in dataclasses.fields(env)}  # type: ignore[arg-type]

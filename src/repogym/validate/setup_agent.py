@@ -22,6 +22,7 @@ on what the model writes, not a network policy; the build jail's own network rul
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import tomllib
 from collections import Counter
@@ -30,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from repogym.agent.backends.openai import OpenAIPolicy
+from repogym.agent.policies import PolicyConfig, PolicyRequest, SamplingParams
 from repogym.envfile import parse_env_file
 from repogym.errors import ConfigError, EnvBuildError, RepoSourceError
 from repogym.task import EnvSpec, Task
@@ -87,9 +90,6 @@ class OpenAISetupAgent:
     """Chat completions over HTTP (the `openai` policy backend underneath), one request per proposal."""
 
     def __init__(self, model: str, base_url: str, *, timeout_s: float = 120.0, max_tokens: int = 600) -> None:
-        from repogym.agent.backends.openai import OpenAIPolicy
-        from repogym.agent.policies import PolicyConfig, SamplingParams
-
         if not model:
             raise ConfigError("--setup-agent openai:MODEL: the model name is missing")
         self.name = f"openai:{model}"
@@ -100,8 +100,6 @@ class OpenAISetupAgent:
         self._sampling = SamplingParams(temperature=0.0, max_tokens=max_tokens, seed=0)
 
     def propose(self, system: str, prompt: str) -> str:
-        from repogym.agent.policies import PolicyRequest
-
         messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
         request = PolicyRequest(messages=messages, tools=[], sampling=self._sampling)
         return self._policy.act(request).text
@@ -225,8 +223,6 @@ def build_prompt(
 
 
 def _as_toml(fields: Mapping[str, Any]) -> str:
-    import json
-
     lines = ["[env]"]
     for key, value in fields.items():
         if isinstance(value, dict):

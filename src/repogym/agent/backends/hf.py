@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from repogym.agent.backends.hf_engine import BatchEngine, EngineStats, Job
+from repogym.agent.backends.tokenizer import load_tokenizer
 from repogym.agent.parsing import ParsedReply, parse_tool_calls
 from repogym.agent.policies import (
     AssistantTurn,
@@ -45,8 +46,6 @@ class HFPolicy:
         """`max_queue`: most requests waiting for a batch slot (0 = unbounded; the server bounds it)."""
         import torch
         from transformers import AutoModelForCausalLM
-
-        from repogym.train.tokenizer import load_tokenizer
 
         config = config or PolicyConfig(spec=f"hf:{model_dir}")
         folder = Path(model_dir)

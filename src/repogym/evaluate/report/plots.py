@@ -12,10 +12,10 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 #: Columns that are axes or one-off totals, not curves.
 NOT_CURVES = frozenset({"step", "epoch", "wall_s", "total_flos", "train_runtime", "train_samples_per_second",
@@ -70,7 +70,16 @@ def slug(text: str) -> str:
     return _SLUG.sub("-", text).strip("-").lower() or "plot"
 
 
+def _figure(width: float, height: float) -> Figure:
+    """A figure not tied to pyplot (matplotlib is the report extra: imported when a report draws)."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height))
+
+
 def _png(figure: Figure) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(figure)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
@@ -101,7 +110,7 @@ def training_series(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, tuple
 
 
 def curve_plot(name: str, title: str, series: dict[str, tuple[list[float], list[float]]]) -> Plot:
-    figure = Figure(figsize=(5.4, 3.0))
+    figure = _figure(5.4, 3.0)
     axes = figure.add_subplot()
     for column, (xs, ys) in sorted(series.items()):
         axes.plot(xs, ys, marker="o" if len(xs) < 30 else None, markersize=3, label=column)
@@ -129,7 +138,7 @@ def before_after_plot(
 ) -> Plot:
     """Grouped bars: per split, one bar per stage (pass@1) with its error bar; where several runs (seeds)
     share a bar, it is their mean, the error bar their range, and each run a dot."""
-    figure = Figure(figsize=(6.4, 3.4))
+    figure = _figure(6.4, 3.4)
     axes = figure.add_subplot()
     width = 0.8 / max(1, len(stages))
     several = max((len(bar.points) for bar in cells.values()), default=1)
@@ -166,7 +175,7 @@ def before_after_plot(
 
 def funnel_plot(name: str, title: str, labels: Sequence[str], counts: Sequence[int]) -> Plot:
     """Horizontal bars, first step on top, each labelled with its count."""
-    figure = Figure(figsize=(5.4, max(1.6, 0.35 * len(labels) + 0.9)))
+    figure = _figure(5.4, max(1.6, 0.35 * len(labels) + 0.9))
     axes = figure.add_subplot()
     positions = list(range(len(labels)))[::-1]
     bars = axes.barh(positions, counts, color="#4c72b0")
