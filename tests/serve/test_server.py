@@ -161,7 +161,7 @@ def test_429_and_503_are_retried_and_usage_is_recorded(scripted_endpoint, monkey
 
 
 def test_the_client_waits_as_long_as_retry_after_says(scripted_endpoint, monkeypatch):
-    import repogym.agent.backends.openai as openai_backend
+    import repogym.textmodel as openai_backend
 
     server, url = scripted_endpoint
     server.statuses, server.retry_after = [503, 503], "2"

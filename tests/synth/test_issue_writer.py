@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from repogym.cli import app
 from repogym.dataset import load_tasks, save_tasks
-from repogym.synth.issues import OpenAIIssueWriter
+from repogym.synth.issues import make_issue_writer
 from repogym.task import Source, Task
 from repogym.validate.statement import rewrite_statements
 
@@ -65,9 +65,9 @@ def server(tiny_model):
 
 
 def test_a_served_model_is_asked_and_its_answer_checked(server):
-    writer = OpenAIIssueWriter("tiny", server.base_url, max_tokens=32)
+    writer = make_issue_writer("openai:tiny", server.base_url, max_tokens=32)
     [task] = rewrite_statements([synthetic_task()], writer)
-    assert writer._policy.usage["requests"] == 1  # the request went over HTTP to the server
+    assert writer.model.usage["requests"] == 1  # the request went over HTTP to the server
     record = task.metadata["statement"]
     if record["writer"] == "openai:tiny":
         assert task.problem_statement.strip() and task.problem_statement != DEFAULT

@@ -28,7 +28,6 @@ from repogym.task import EnvSpec
 from repogym.validate import ValidateConfig, Verdict, partial_path, validate_candidates
 from repogym.validate.outcome import CandidateOutcome
 from repogym.validate.setup_agent import (
-    OpenAISetupAgent,
     ProposalRejected,
     make_setup_agent,
     parse_proposal,
@@ -129,7 +128,7 @@ def test_a_fixed_correct_override_is_tried_kept_recorded_and_rebuilds_without_th
     config = ValidateConfig(scrub=False)
     # The rules' run again, with the agent: the saved drop is handed to it (not validated again first).
     run = validate_candidates(
-        [needs_settings], out, config, funnel_path=funnel, setup_agent=OpenAISetupAgent("fixed", url)
+        [needs_settings], out, config, funnel_path=funnel, setup_agent=make_setup_agent("openai:fixed", url)
     )
     prompt = server.requests[-1]["messages"][1]["content"]
     assert "env_broken" in prompt and "Run the tests with `CALC_SETTINGS=test pytest`" in prompt
@@ -158,13 +157,13 @@ def test_a_fixed_correct_override_is_tried_kept_recorded_and_rebuilds_without_th
 def test_the_tiny_models_garbage_is_refused_with_a_reason_and_the_verdict_stands(
     needs_settings, tiny_server, rules_only, tmp_path
 ):
-    agent = OpenAISetupAgent("tiny", tiny_server.base_url, max_tokens=32)
+    agent = make_setup_agent("openai:tiny", tiny_server.base_url, max_tokens=32)
     config = ValidateConfig(scrub=False, setup_max_proposals=2, setup_max_prompt_chars=1500)
     out = resume_from(rules_only, tmp_path / "tasks.jsonl")
     run = validate_candidates([needs_settings], out, config, setup_agent=agent)
     outcome = run.outcomes["needs-settings"]
     assert outcome.verdict is Verdict.ENV_BROKEN  # the rules' verdict, not a crash, not a pass
-    assert agent._policy.usage["requests"] >= 1  # the proposals went over HTTP to `repogym serve`
+    assert agent.usage["requests"] >= 1  # the proposals went over HTTP to `repogym serve`
     proposals = outcome.validation["setup_agent"]["proposals"]
     assert outcome.validation["setup_agent"]["kept"] == 0 and 1 <= len(proposals) <= 2
     for proposal in proposals:

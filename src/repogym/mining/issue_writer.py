@@ -17,12 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from repogym.agent.backends.openai import OpenAIPolicy
-from repogym.agent.policies import PolicyConfig, PolicyRequest, PolicyUnavailable, SamplingParams
-from repogym.errors import ConfigError
 from repogym.mining.funnel import MAX_EXAMPLES, FunnelFlag
 from repogym.mining.statements import leaks_fix
 from repogym.task import Task
+from repogym.textmodel import ModelUnavailable, TextModel, TextSampling, make_text_model
 
 SYSTEM_PROMPT = """You write GitHub issues for a bug tracker. Given a commit that fixed a bug (its message, the \
 tests it added and the code change), write the issue a user would have filed BEFORE the fix existed: what they \
@@ -43,35 +41,33 @@ class StatementRequest:
 
 
 class IssueWriter(Protocol):
-    """Writes a problem statement; raises PolicyUnavailable when its backend cannot answer."""
+    """Writes a problem statement; raises ModelUnavailable when its model cannot answer."""
 
     def write(self, request: StatementRequest) -> str: ...
 
 
-class OpenAIIssueWriter:
-    """An `openai:MODEL` endpoint (vLLM, `repogym serve`, an API) through repogym's OpenAI backend."""
+@dataclass(frozen=True)
+class PromptedIssueWriter:
+    """An `IssueWriter` that asks a text model (`repogym.textmodel`) with `SYSTEM_PROMPT`."""
 
-    def __init__(self, model: str, base_url: str, max_tokens: int = 512, timeout_s: float = 120.0) -> None:
-        self.policy = OpenAIPolicy(
-            model, PolicyConfig(spec=f"openai:{model}", base_url=base_url, timeout_s=timeout_s, max_retries=2)
-        )
-        self.sampling = SamplingParams(temperature=0.2, max_tokens=max_tokens, seed=0)
+    model: TextModel
 
     def write(self, request: StatementRequest) -> str:
         user = (
             f"Commit message:\n{request.message}\n\nTests added with the fix:\n{request.test_patch[:_MAX_PATCH_CHARS]}"
             f"\n\nThe fix (do not reveal it):\n{request.code_patch[:_MAX_PATCH_CHARS]}"
         )
-        messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
-        return self.policy.act(PolicyRequest(messages=messages, tools=[], sampling=self.sampling)).text
+        return self.model.write(SYSTEM_PROMPT, user)
 
 
 def make_issue_writer(spec: str, base_url: str = "", max_tokens: int = 512) -> IssueWriter:
     """The writer for 'openai:MODEL' (the only backend today)."""
-    kind, _, model = spec.partition(":")
-    if kind != "openai" or not model:
-        raise ConfigError(f"--issue-writer {spec!r}: expected openai:MODEL, e.g. openai:qwen2.5-coder-7b")
-    return OpenAIIssueWriter(model, base_url, max_tokens)
+    sampling = TextSampling(temperature=0.2, max_tokens=max_tokens, seed=0)
+    return PromptedIssueWriter(
+        make_text_model(
+            spec, base_url, option="--issue-writer", sampling=sampling, max_retries=2, concurrency=8
+        )
+    )
 
 
 def rewrite_statements(
@@ -84,7 +80,7 @@ def rewrite_statements(
         request = StatementRequest(task.problem_statement, task.test_patch, task.patch)
         try:
             text = writer.write(request).strip()
-        except PolicyUnavailable as exc:
+        except ModelUnavailable as exc:
             text, verdict, outcome = "", f"failed: {exc}", "failed"
         else:
             if not text:

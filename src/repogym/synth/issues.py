@@ -9,13 +9,12 @@ quotes the fix, or one too short to be a statement, is refused and the default k
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from pathlib import Path
 
-from repogym.agent.backends.openai import OpenAIPolicy
-from repogym.agent.policies import PolicyConfig, PolicyRequest, SamplingParams
-from repogym.errors import ConfigError
 from repogym.mining.gitcmd import git
 from repogym.task import Task
+from repogym.textmodel import TextModel, TextSampling, make_text_model
 
 SYSTEM_PROMPT = (
     "You write GitHub issues for a Python project. From the failing tests and their output, describe what a "
@@ -26,39 +25,32 @@ SYSTEM_PROMPT = (
 MAX_TEST_SOURCE_CHARS = 2000
 
 
-class OpenAIIssueWriter:
-    """Chat completions over HTTP (the `openai` policy backend underneath)."""
+@dataclass(frozen=True)
+class SyntheticIssueWriter:
+    """A `repogym.validate.statement.StatementWriter` that asks a text model with `SYSTEM_PROMPT`."""
 
-    def __init__(self, model: str, base_url: str, *, timeout_s: float = 120.0, max_tokens: int = 400) -> None:
-        if not model:
-            raise ConfigError("--issue-writer openai:MODEL: the model name is missing")
-        self.name = f"openai:{model}"
-        config = PolicyConfig(
-            spec=self.name, base_url=base_url, timeout_s=timeout_s, max_retries=2, concurrency=2
-        )
-        self._policy = OpenAIPolicy(model, config)
-        self._sampling = SamplingParams(temperature=0.7, max_tokens=max_tokens, seed=0)
+    model: TextModel
+
+    @property
+    def name(self) -> str:
+        return self.model.name
 
     def write(self, task: Task, default: str) -> str:
         user = (
             f"Repository: {task.repo}\n\nFailing tests and their output:\n\n{default}\n"
             f"Source of the failing tests:\n\n{failing_test_source(task)}\n\nWrite the issue."
         )
-        request = PolicyRequest(
-            messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}],
-            tools=[],
-            sampling=self._sampling,
-            instance_id=task.instance_id,
-        )
-        return self._policy.act(request).text
+        return self.model.write(SYSTEM_PROMPT, user)
 
 
-def make_issue_writer(spec: str, base_url: str, max_tokens: int = 400) -> OpenAIIssueWriter:
+def make_issue_writer(spec: str, base_url: str, max_tokens: int = 400) -> SyntheticIssueWriter:
     """`openai:MODEL` -> a writer; anything else is a ConfigError naming what is supported."""
-    kind, _, model = spec.partition(":")
-    if kind != "openai":
-        raise ConfigError(f"--issue-writer {spec!r}: only 'openai:MODEL' is supported (with --base-url URL)")
-    return OpenAIIssueWriter(model, base_url, max_tokens=max_tokens)
+    sampling = TextSampling(temperature=0.7, max_tokens=max_tokens, seed=0)
+    return SyntheticIssueWriter(
+        make_text_model(
+            spec, base_url, option="--issue-writer", sampling=sampling, max_retries=2, concurrency=2
+        )
+    )
 
 
 def failing_test_source(task: Task, limit: int = 2) -> str:

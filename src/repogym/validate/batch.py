@@ -29,12 +29,12 @@ from repogym.privacy import ScrubConfig, ScrubResult, scrub_tasks
 from repogym.sandbox.base import Limits
 from repogym.sandbox.cache import cache_dir
 from repogym.task import Task
+from repogym.textmodel import TextModel
 from repogym.validate.funnel import ValidationFunnel, build_funnel
 from repogym.validate.outcome import CandidateOutcome, Verdict, candidate_fingerprint
 from repogym.validate.overrides import AppliedEnvFile, apply_overrides
 from repogym.validate.pool import EnvironmentUsage, RuntimePool, environment_usage
 from repogym.validate.setup_agent import (
-    SetupAgent,
     SetupAgentConfig,
     setup_agent_counts,
     try_setup_agent,
@@ -129,7 +129,7 @@ def validate_candidates(
     on_start: Callable[[int, int], None] | None = None,
     on_result: Callable[[CandidateOutcome], None] | None = None,
     statement_writer: StatementWriter | None = None,
-    setup_agent: SetupAgent | None = None,
+    setup_agent: TextModel | None = None,
 ) -> ValidationRun:
     """Validate every candidate not already done, scrub the validated ones and write them to `out`
     (not written when no task survives).
@@ -201,7 +201,7 @@ def _run_all(
     config: ValidateConfig,
     on_result: Callable[[CandidateOutcome], None] | None,
     pool: RuntimePool,
-    setup_agent: SetupAgent | None = None,
+    setup_agent: TextModel | None = None,
 ) -> int:
     """Validate `todo` (a saved outcome is given to the setup agent only); returns how many clean suite
     runs synthetic candidates needed."""

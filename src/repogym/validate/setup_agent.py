@@ -29,13 +29,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from repogym.agent.backends.openai import OpenAIPolicy
-from repogym.agent.policies import PolicyConfig, PolicyRequest, SamplingParams
 from repogym.envfile import parse_env_file
 from repogym.errors import ConfigError, EnvBuildError, RepoSourceError
 from repogym.task import EnvSpec, Task
+from repogym.textmodel import OpenAITextModel, TextModel, TextSampling, make_text_model
 from repogym.validate.diagnose import read_log
 from repogym.validate.envresolve import resolve_task_env
 from repogym.validate.outcome import CandidateOutcome, Verdict
@@ -78,39 +77,20 @@ class ProposalRejected(ValueError):
         self.kind = kind
 
 
-class SetupAgent(Protocol):
-    """Answers a setup prompt with text that should hold an `[env]` TOML table."""
-
-    name: str
-
-    def propose(self, system: str, prompt: str) -> str: ...
-
-
-class OpenAISetupAgent:
-    """Chat completions over HTTP (the `openai` policy backend underneath), one request per proposal."""
-
-    def __init__(self, model: str, base_url: str, *, timeout_s: float = 120.0, max_tokens: int = 600) -> None:
-        if not model:
-            raise ConfigError("--setup-agent openai:MODEL: the model name is missing")
-        self.name = f"openai:{model}"
-        config = PolicyConfig(
-            spec=self.name, base_url=base_url, timeout_s=timeout_s, max_retries=1, concurrency=2
-        )
-        self._policy = OpenAIPolicy(model, config)
-        self._sampling = SamplingParams(temperature=0.0, max_tokens=max_tokens, seed=0)
-
-    def propose(self, system: str, prompt: str) -> str:
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
-        request = PolicyRequest(messages=messages, tools=[], sampling=self._sampling)
-        return self._policy.act(request).text
-
-
-def make_setup_agent(spec: str, base_url: str, timeout_s: float = 120.0) -> OpenAISetupAgent:
-    """`openai:MODEL` -> an agent; anything else is a ConfigError naming what is supported."""
-    kind, _, model = spec.partition(":")
-    if kind != "openai":
-        raise ConfigError(f"--setup-agent {spec!r}: only 'openai:MODEL' is supported (with --base-url URL)")
-    return OpenAISetupAgent(model, base_url, timeout_s=timeout_s)
+def make_setup_agent(
+    spec: str, base_url: str, timeout_s: float = 120.0, max_tokens: int = 600
+) -> OpenAITextModel:
+    """`openai:MODEL` -> the text model that proposes overrides (one request per proposal, greedy)."""
+    sampling = TextSampling(temperature=0.0, max_tokens=max_tokens, seed=0)
+    return make_text_model(
+        spec,
+        base_url,
+        option="--setup-agent",
+        sampling=sampling,
+        timeout_s=timeout_s,
+        max_retries=1,
+        concurrency=2,
+    )
 
 
 def parse_proposal(text: str, current: EnvSpec) -> dict[str, Any]:
@@ -247,7 +227,7 @@ def try_setup_agent(
     task: Task,
     outcome: CandidateOutcome,
     pool: RuntimePool,
-    agent: SetupAgent,
+    agent: TextModel,
     config: SetupAgentConfig,
     validate: Any,
 ) -> CandidateOutcome:
@@ -263,7 +243,7 @@ def try_setup_agent(
     for number in range(1, config.max_proposals + 1):
         record: dict[str, Any] = {"number": number}
         try:
-            text = agent.propose(
+            text = agent.write(
                 SYSTEM_PROMPT, build_prompt(task, outcome, context, tried, config.max_prompt_chars)
             )
             fields = parse_proposal(text, context.env)

@@ -2,13 +2,11 @@
 
 vLLM, SGLang, Ollama, `repogym serve` or a commercial API: the base URL comes
 from `--base-url` (or $OPENAI_BASE_URL), the API key from an environment
-variable (never from a file or the command line). Requests go over urllib with
-a timeout; connection errors, timeouts, 429 and 5xx are retried with
-exponential backoff and jitter (a `Retry-After` header is honoured, capped); a
-semaphore bounds the requests in flight. Token usage comes from the response's
-`usage`. A 400 that says the context is too long (OpenAI's
-`context_length_exceeded`, vLLM's "maximum context length") is raised as kind
-'context', so the agent loop ends the attempt as a token budget, not an error.
+variable (never from a file or the command line). The HTTP client, its retries
+and backoff are `repogym.textmodel.ChatEndpoint`'s (shared with every model that
+writes text); its failures become `PolicyUnavailable` with the same kind, so a
+400 that says the context is too long ends the attempt as a token budget, not
+an error. Token usage comes from the response's `usage`.
 
 `endpoint_report()` describes the client's settings and what it went through
 (requests, retries, timeouts), plus the server's own state when the endpoint is
@@ -20,10 +18,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import random
-import threading
-import time
-import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
@@ -37,41 +31,38 @@ from repogym.agent.policies import (
     policy_backends,
 )
 from repogym.errors import ConfigError
-
-RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-#: Backoff: BACKOFF_BASE_S * 2**retry, jittered, at most BACKOFF_CAP_S (also caps Retry-After).
-BACKOFF_BASE_S = 0.5
-BACKOFF_CAP_S = 30.0
+from repogym.textmodel import ChatEndpoint, ModelUnavailable
 
 
 class OpenAIPolicy:
     """Chat completions over HTTP, with tools."""
 
     def __init__(self, model: str, config: PolicyConfig) -> None:
-        base_url = config.base_url or os.environ.get("OPENAI_BASE_URL", "")
-        if not base_url:
-            raise ConfigError(f"--policy openai:{model}: give --base-url (e.g. http://127.0.0.1:8000/v1)")
-        if not base_url.startswith(("http://", "https://")):
-            raise ConfigError(f"--base-url {base_url!r}: must start with http:// or https://")
-        if config.max_retries < 0 or config.concurrency < 1 or config.timeout_s <= 0:
-            raise ConfigError(
-                "openai policy: max_retries >= 0, concurrency >= 1 and timeout_s > 0 are required"
-            )
+        self.endpoint = ChatEndpoint(
+            config.base_url,
+            what=f"--policy openai:{model}",
+            api_key_env=config.api_key_env,
+            timeout_s=config.timeout_s,
+            max_retries=config.max_retries,
+            concurrency=config.concurrency,
+        )
         self.model = model
         self.policy_id = f"openai:{model}"
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.api_key = os.environ.get(config.api_key_env, "") if config.api_key_env else ""
+        self.url = self.endpoint.url
         self.timeout_s = config.timeout_s
         self.max_retries = config.max_retries
         self.logprobs = config.logprobs
-        self._slots = threading.BoundedSemaphore(config.concurrency)
-        self.usage = {"requests": 0, "retries": 0, "timeouts": 0, "prompt_tokens": 0, "completion_tokens": 0}
-        self._usage_lock = threading.Lock()
+
+    @property
+    def usage(self) -> dict[str, int]:
+        """Requests, retries, timeouts and tokens so far."""
+        return self.endpoint.usage
 
     def act(self, request: PolicyRequest) -> AssistantTurn:
-        body = self.request_body(request)
-        with self._slots:
-            response = self._post_with_retries(body)
+        try:
+            response = self.endpoint.post(self.request_body(request))
+        except ModelUnavailable as exc:  # the agent loop's term for it, with the same kind
+            raise PolicyUnavailable(str(exc), kind=exc.kind) from None
         return self.parse_response(response)
 
     def close(self) -> None:
@@ -108,70 +99,17 @@ class OpenAIPolicy:
             ToolCall.from_openai(call, default_id=f"call_{index}")
             for index, call in enumerate(message.get("tool_calls") or [])
         )
-        usage = response.get("usage") or {}
-        turn = AssistantTurn(
+        prompt_tokens, completion_tokens = self.endpoint.count_tokens(response)
+        return AssistantTurn(
             text=message.get("content") or "",
             tool_calls=calls,
             finish_reason=str(choice.get("finish_reason") or "stop"),
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
             completion_token_ids=_optional_tuple(choice.get("token_ids"))
             or _token_ids(choice.get("logprobs")),
             logprobs=_logprobs(choice.get("logprobs")),
         )
-        with self._usage_lock:
-            self.usage["prompt_tokens"] += turn.prompt_tokens
-            self.usage["completion_tokens"] += turn.completion_tokens
-        return turn
-
-    def _post_with_retries(self, body: dict[str, Any]) -> dict[str, Any]:
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        last_error = ""
-        kind = "unreachable"
-        for retry in range(self.max_retries + 1):
-            if retry:
-                with self._usage_lock:
-                    self.usage["retries"] += 1
-            with self._usage_lock:
-                self.usage["requests"] += 1
-            request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout_s) as reply:
-                    return json.loads(reply.read().decode("utf-8"))
-            except urllib.error.HTTPError as exc:
-                detail = exc.read().decode("utf-8", errors="replace")[:300]
-                if exc.code == 400 and _says_context_too_long(detail):
-                    raise PolicyUnavailable(f"HTTP 400: {detail}", kind="context") from None
-                last_error, kind = f"HTTP {exc.code}: {detail}", "http_error"
-                if exc.code not in RETRY_STATUSES:
-                    break
-                delay = _retry_after(exc.headers.get("Retry-After")) if exc.headers else None
-            except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
-                reason = getattr(exc, "reason", exc)
-                if isinstance(reason, TimeoutError):
-                    with self._usage_lock:
-                        self.usage["timeouts"] += 1
-                    reason = f"no answer within {self.timeout_s:g} s"
-                last_error, kind, delay = f"cannot reach {self.url}: {reason}", "unreachable", None
-            except json.JSONDecodeError as exc:
-                last_error, kind, delay = f"response is not JSON: {exc}", "http_error", None
-            if retry < self.max_retries:
-                time.sleep(delay if delay is not None else backoff_s(retry))
-        raise PolicyUnavailable(f"{last_error} (after {self.max_retries} retries)", kind=kind)
-
-
-def _says_context_too_long(detail: str) -> bool:
-    """Whether a 400's body says the prompt does not fit (OpenAI, vLLM and repogym serve phrase it so).
-
-    >>> _says_context_too_long('{"error": {"code": "context_length_exceeded"}}')
-    True
-    >>> _says_context_too_long("This model's maximum context length is 4096 tokens."), _says_context_too_long("bad")
-    (True, False)
-    """
-    return "context_length_exceeded" in detail or "maximum context length" in detail
 
 
 @dataclass(frozen=True)
@@ -237,28 +175,6 @@ def repogym_server_health(base_url: str, timeout_s: float = 3.0) -> dict[str, An
     except (OSError, ValueError):  # not there, not JSON: not ours
         return None
     return health if isinstance(health, dict) and health.get("server") == "repogym" else None
-
-
-def backoff_s(retry: int, rng: random.Random | None = None) -> float:
-    """Seconds before retry number `retry` (0-based): exponential, full jitter in its upper half.
-
-    >>> 0.25 <= backoff_s(0) <= 0.5 and 2.0 <= backoff_s(3) <= 4.0 and backoff_s(20) <= BACKOFF_CAP_S
-    True
-    """
-    ceiling = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**retry)
-    return ceiling * (0.5 + 0.5 * (rng or random).random())
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (delta form only), capped.
-
-    >>> _retry_after("2"), _retry_after("9999"), _retry_after("Wed, 21 Oct 2015 07:28:00 GMT")
-    (2.0, 30.0, None)
-    """
-    try:
-        return min(BACKOFF_CAP_S, max(0.0, float(value))) if value else None
-    except ValueError:
-        return None
 
 
 def _logprobs(block: Any) -> tuple[float, ...] | None:
