@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from repogym import pysyntax
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -195,7 +197,7 @@ def _calls_in_source(text: str, known: dict[str, list[str]], whole: bool) -> lis
         return []
     if whole:
         try:
-            tree = ast.parse(text.strip())
+            tree = pysyntax.parse(text.strip())
         except SyntaxError:
             return []
         nodes = [stmt.value for stmt in tree.body if isinstance(stmt, ast.Expr)]
@@ -222,7 +224,7 @@ def _balanced_call(text: str, start: int, known: dict[str, list[str]]) -> tuple[
         if close == -1:
             break
         try:
-            node = ast.parse(text[start : close + 1], mode="eval").body
+            node = pysyntax.parse(text[start : close + 1], mode="eval").body
         except SyntaxError:
             continue
         return _call_from_ast(node, known), close + 1

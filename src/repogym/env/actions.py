@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from repogym import pysyntax
 from repogym.errors import RepogymError
 
 EXAMPLE = "view_file('src/app.py', '1:40')"
@@ -111,7 +112,7 @@ def _from_text(text: str) -> ToolCall:
             raise ActionError("one tool call per step: send a single JSON object, not a list")
         return _from_mapping(data)
     try:
-        node = ast.parse(source, mode="eval").body
+        node = pysyntax.parse(source, mode="eval").body
     except SyntaxError as exc:
         raise ActionError(
             f"the action is not a tool call ({exc.msg}, line {exc.lineno}); write one call such as {EXAMPLE}"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import re
 
+from repogym import pysyntax
 from repogym.patches import split_lines
 
 #: Decorator text that makes a test an expected failure: its copy would be reported XFAIL, not FAILED.
@@ -65,7 +66,7 @@ def copied_canary_text(
     if "\r" in source or name in source:
         return None
     try:
-        tree = ast.parse(source)
+        tree = pysyntax.parse(source)
     except (SyntaxError, ValueError):
         return None
     node = _find(tree.body, owners, target)
@@ -155,6 +156,6 @@ def _leaves_early(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 def _defines(text: str, owners: list[str], name: str) -> bool:
     """The copied file parses and binds `name` where the canary's test id says."""
     try:
-        return _find(ast.parse(text).body, owners, name) is not None
+        return _find(pysyntax.parse(text).body, owners, name) is not None
     except (SyntaxError, ValueError):
         return False

@@ -40,6 +40,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from repogym import pysyntax
 from repogym.grading.test_sources import ReadText, after_test_patch, locate
 from repogym.patches import parse_patch
 
@@ -191,7 +192,7 @@ def _module_file(importer: str, module: str, level: int, read: ReadText) -> str 
 def _parse(text: str) -> tuple[ast.Module | None, dict[str, _Import]]:
     """The file's syntax tree (None when Python 3 cannot parse it) and its module-level imports."""
     try:
-        tree = ast.parse(text)
+        tree = pysyntax.parse(text)
     except (SyntaxError, ValueError):
         return None, {}
     imports: dict[str, _Import] = {}

@@ -11,6 +11,8 @@ import ast
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from repogym import pysyntax
+
 #: Stands for the package's import name in paths and source text.
 PKG = "__pkg__"
 
@@ -111,7 +113,7 @@ def collect_test_names(source: str) -> tuple[str, ...]:
     >>> collect_test_names("import x\\n\\ndef test_a():\\n    pass\\n\\ndef helper():\\n    pass\\n")
     ('test_a',)
     """
-    tree = ast.parse(source)
+    tree = pysyntax.parse(source)
     return tuple(
         node.name
         for node in tree.body

@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from repogym import pysyntax
 from repogym.mining.gitcmd import git
 from repogym.task import Task
 from repogym.textmodel import TextModel, TextSampling, make_text_model
@@ -63,7 +64,7 @@ def failing_test_source(task: Task, limit: int = 2) -> str:
         name = rest.split("::")[-1].split("[")[0]
         try:
             text = git(task.repo_source, "show", f"{task.base_commit}:{path}")
-            tree = ast.parse(text)
+            tree = pysyntax.parse(text)
         except Exception:  # an unreadable test file only costs the model some context
             continue
         for node in ast.walk(tree):

@@ -13,6 +13,7 @@ import ast
 import re
 from pathlib import Path
 
+from repogym import pysyntax
 from repogym.errors import RepogymError
 from repogym.mining.gitcmd import git
 from repogym.patches import parse_patch
@@ -64,7 +65,7 @@ def _names_from_source(task: Task, path: str, lines: list[int], repos_dir: str |
     if not Path(source).exists():
         return None  # a URL: splitting never clones
     try:
-        tree = ast.parse(git(source, "show", f"{task.base_commit}:{path}"))
+        tree = pysyntax.parse(git(source, "show", f"{task.base_commit}:{path}"))
     except (RepogymError, SyntaxError, ValueError):
         return None
     spans = _function_spans(tree)

@@ -15,6 +15,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
+from repogym import pysyntax
 from repogym.errors import ConfigError
 
 #: A replacement for a node: a new node, libcst's RemoveFromParent(), or a FlattenSentinel of statements.
@@ -187,7 +188,7 @@ def same_program(old: str, new: str) -> bool:
     False
     """
     try:
-        return ast.dump(ast.parse(old)) == ast.dump(ast.parse(new))
+        return ast.dump(pysyntax.parse(old)) == ast.dump(pysyntax.parse(new))
     except SyntaxError:
         return False
 
