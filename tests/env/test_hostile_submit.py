@@ -208,3 +208,49 @@ def test_submit_code_whose_tests_loop_forever_is_stopped_at_the_grade_limit(make
     )
     _assert_no_reward(reward, grade, Outcome.TIMEOUT)
     assert grade.timings["tests_s"] < 60, grade.timings  # the 3 s limit ended it, not the 600 s default
+
+
+def test_submit_sitecustomize_package_in_src_is_not_graded(env):
+    """Was a hole at 385871c (reward 0.9): the start-up rule checked the file name sitecustomize.py, so a
+    `src/sitecustomize/` package (src is on sys.path through the editable install) ran before the launcher and
+    loaded a force-pass plugin. Start-up code is refused by what the import system would find."""
+    reward, grade = _submit_after(
+        env,
+        _call("create_file", path="src/calc/hooks.py", text=FORCE_PASS_HOOKS),
+        _call("create_file", path="src/sitecustomize/__init__.py",
+              text="import os\nos.environ['PYTEST_PLUGINS'] = 'calc.hooks'\n"),
+    )  # fmt: skip
+    _assert_no_reward(reward, grade, Outcome.UNRESOLVED)
+    assert any(ignored.startswith("src/sitecustomize/__init__.py") for ignored in grade.ignored_paths)
+
+
+def test_submit_pyproject_pytest11_entry_point_registered_by_the_graders_reinstall(env):
+    """Was a hole at 385871c: a patch to pyproject.toml makes the grader re-run the install, which registered the
+    candidate's `[project.entry-points.pytest11]` plugin in the venv: RESOLVED. The venv after the re-install
+    may hold only the project's own install outputs (grading/installcheck.py)."""
+    reward, grade = _submit_after(
+        env,
+        _call("create_file", path="src/calc/hooks.py", text=FORCE_PASS_HOOKS),
+        _call("bash", command="printf '\\n[project.entry-points.pytest11]\\nhooks = \"calc.hooks\"\\n' >> pyproject.toml"),
+    )  # fmt: skip
+    _assert_no_reward(reward, grade, Outcome.PATCH_APPLY_FAILED)
+    assert "entry" in grade.detail and "changed the venv" in grade.detail, grade.detail
+
+
+def test_submit_setup_py_writing_a_pth_into_site_packages_on_reinstall(env):
+    """Was a hole at 385871c: a new setup.py (a packaging change, so the grader re-installs) wrote a .pth with an
+    import line into the venv's site-packages, loading a force-pass plugin at every interpreter start."""
+    setup_py = (
+        "import os, sysconfig\n"
+        "with open(os.path.join(sysconfig.get_paths()['purelib'], 'zz_calc.pth'), 'w') as out:\n"
+        "    out.write(\"import os; os.environ['PYTEST_PLUGINS'] = 'calc.hooks'\\n\")\n"
+        "from setuptools import setup\n"
+        "setup()\n"
+    )
+    reward, grade = _submit_after(
+        env,
+        _call("create_file", path="src/calc/hooks.py", text=FORCE_PASS_HOOKS),
+        _call("create_file", path="setup.py", text=setup_py),
+    )
+    _assert_no_reward(reward, grade, Outcome.PATCH_APPLY_FAILED)
+    assert "zz_calc.pth" in grade.detail, grade.detail
