@@ -28,7 +28,7 @@ from repogym.grading.report import GradeResult, Outcome, SkipRule
 from repogym.grading.timelimit import grade_limits
 from repogym.interrupts import as_completed_interruptibly
 from repogym.sandbox.base import Limits
-from repogym.sandbox.runtime import TaskRuntime
+from repogym.sandbox.pool import RuntimePool
 from repogym.task import Task
 
 HISTORY_ATTACK = "fix_read_from_history"
@@ -178,11 +178,14 @@ def audit_task(
     sandbox: str = "bwrap",
     repos_dir: str | None = None,
     limits: Limits | None = None,
+    runtimes: RuntimePool | None = None,
 ) -> TaskAudit:
-    """Audit one task (see the module docstring); a task whose runtime cannot be prepared gets `error`."""
+    """Audit one task (see the module docstring); a task whose runtime cannot be prepared gets `error`.
+    `runtimes`: the pool to take the task's runtime from (None: a pool of this task's own, with
+    `sandbox`, `repos_dir` and `limits`)."""
     started = time.perf_counter()
     try:
-        runtime = TaskRuntime.create(task, sandbox, repos_dir, limits).prepare()
+        runtime = (runtimes or RuntimePool(sandbox, repos_dir, limits)).runtime(task)
     except RepogymError as exc:
         return TaskAudit(task.instance_id, error=f"{type(exc).__name__}: {exc}")
     assert runtime.pristine is not None
@@ -251,12 +254,10 @@ def audit_tasks(
             done[row["instance_id"]] = TaskAudit.from_dict(row)
     todo = [task for task in tasks if task.instance_id not in done]
     report.tasks.extend(done.values())
+    runtimes = RuntimePool(sandbox, repos_dir, limits)  # tasks at one repository state share its runtime
     pool = ThreadPoolExecutor(max_workers=max(1, workers))
     try:
-        futures = [
-            pool.submit(audit_task, task, attacks, sandbox=sandbox, repos_dir=repos_dir, limits=limits)
-            for task in todo
-        ]
+        futures = [pool.submit(audit_task, task, attacks, runtimes=runtimes) for task in todo]
         for future in as_completed_interruptibly(futures):
             audited = future.result()
             if out is not None:

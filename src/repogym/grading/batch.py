@@ -22,6 +22,7 @@ from repogym.grading.report import GradeResult, Outcome, SkipRule
 from repogym.interrupts import as_completed_interruptibly
 from repogym.predictions import Prediction
 from repogym.sandbox.base import Limits
+from repogym.sandbox.pool import RuntimePool
 
 #: Outcomes that mean the grader could not do its job (as opposed to the patch failing).
 ERROR_OUTCOMES = (Outcome.INFRA_ERROR, Outcome.ENV_BUILD_FAILED)
@@ -110,13 +111,12 @@ def grade_predictions(
     if on_start:
         on_start(len(todo), len(report.results))
     lock = threading.Lock()
+    runtimes = RuntimePool(sandbox, repos_dir, limits)  # one environment per key, a failed build not retried
 
     def _one(prediction: Prediction) -> GradeResult:
         task = tasks.get(prediction.instance_id)
         rule = skip_rule or skip_rule_for(task)
-        return grade(
-            task, prediction.model_patch, sandbox=sandbox, repos_dir=repos_dir, limits=limits, skip_rule=rule
-        )
+        return grade(task, prediction.model_patch, runtimes=runtimes, skip_rule=rule)
 
     pool = ThreadPoolExecutor(max_workers=max(1, workers))
     try:

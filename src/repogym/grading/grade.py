@@ -78,6 +78,7 @@ from repogym.grading.xfail_marks import XfailReading, reading_for
 from repogym.patches import changed_paths
 from repogym.sandbox.base import ExecResult, Limits, Sandbox
 from repogym.sandbox.layerchanges import layer_changes
+from repogym.sandbox.pool import RuntimePool
 from repogym.sandbox.runtime import Episode, TaskRuntime, reinstall_if_packaging_changed
 from repogym.task import Task
 
@@ -96,11 +97,13 @@ def grade(
     repos_dir: str | None = None,
     limits: Limits | None = None,
     runtime: TaskRuntime | None = None,
+    runtimes: RuntimePool | None = None,
     log_dir: str | Path | None = None,
     skip_rule: SkipRule = SkipRule.STRICT,
     test_limits: Limits | None = None,
 ) -> GradeResult:
-    """Grade `patch` (a unified diff) for `task` in a fresh episode of the sandbox. `skip_rule`: how a skipped
+    """Grade `patch` (a unified diff) for `task` in a fresh episode of the sandbox: of `runtime`, else of the
+    runtime `runtimes` holds for the task's repository state, else of one prepared here. `skip_rule`: how a skipped
     required test counts (judge.py): STRICT, the default, for anything a reward is computed from; SWEBENCH
     for SWE-bench's own verdict on SWE-bench instances. `test_limits`: the test run's limits where they
     differ from the runtime's (the gym's, from the task's validated test time: `repogym.grading.timelimit`)."""
@@ -110,6 +113,8 @@ def grade(
             task, Outcome.INFRA_ERROR, "the task has no FAIL_TO_PASS tests: nothing can prove a fix"
         )
     try:
+        if runtime is None and runtimes is not None:
+            runtime = runtimes.runtime(task)
         runtime = runtime or TaskRuntime.create(task, sandbox, repos_dir, limits).prepare()
     except EnvBuildError as exc:
         return _result(task, Outcome.ENV_BUILD_FAILED, str(exc))

@@ -5,13 +5,14 @@ Ray worker can rebuild it; `Worker` holds what attempts on one process share
 (the policy, prepared runtimes) and turns every failure into a recorded
 outcome: an environment that cannot be built is ENV_BUILD_FAILED, anything
 else unexpected INFRA_ERROR with the error's last line. Nothing escapes.
+Runtimes come from the sandbox's `RuntimePool` (one per repository state,
+failures remembered).
 """
 
 from __future__ import annotations
 
 import os
 import socket
-import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from repogym.agent.policies import Policy, PolicyConfig, SamplingParams, make_po
 from repogym.agent.prompts import load_prompts
 from repogym.agent.trajectory import AttemptOutcome, Trajectory
 from repogym.errors import EnvBuildError, RepoSourceError
+from repogym.sandbox.pool import RuntimePool
 from repogym.sandbox.runtime import TaskRuntime
 from repogym.task import Task
 
@@ -52,9 +54,7 @@ class Worker:
         self.loop = AgentLoop(
             self.policy, settings.sampling, settings.limits, load_prompts(settings.prompts_dir)
         )
-        self._runtimes: dict[tuple[str, str, str], Any] = {}
-        self._locks: dict[tuple[str, str, str], threading.Lock] = {}
-        self._guard = threading.Lock()
+        self.runtimes = RuntimePool(settings.sandbox, settings.repos_dir)
 
     def run(self, task: Task, attempt: int) -> Trajectory:
         started = time.perf_counter()
@@ -82,24 +82,9 @@ class Worker:
             if env is not None:
                 env.close()
 
-    def runtime(self, task: Task) -> Any:
-        """The task's prepared runtime, built once per (repo, commit, python) and reused; failures are cached too."""
-
-        key = (task.repo_source or task.repo, task.base_commit, repr(task.env))  # one repo state, one runtime
-        with self._guard:
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
-            if key not in self._runtimes:
-                try:
-                    self._runtimes[key] = TaskRuntime.create(
-                        task, self.settings.sandbox, self.settings.repos_dir
-                    ).prepare()
-                except (EnvBuildError, RepoSourceError) as exc:
-                    self._runtimes[key] = exc
-            found = self._runtimes[key]
-        if isinstance(found, Exception):
-            raise found
-        return found
+    def runtime(self, task: Task) -> TaskRuntime:
+        """The task's prepared runtime, built once per (repo, commit, env) and reused; failures are remembered."""
+        return self.runtimes.runtime(task)
 
     def close(self) -> None:
         self.policy.close()

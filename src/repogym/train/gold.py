@@ -19,8 +19,8 @@ from repogym.env.context import localizers, oracle_localizer
 from repogym.env.options import EnvOptions
 from repogym.errors import RepogymError
 from repogym.patches import changed_paths
+from repogym.sandbox.pool import RuntimePool
 from repogym.sandbox.repos import git, mirror, resolve_repo_source
-from repogym.sandbox.runtime import TaskRuntime
 from repogym.train.chat_rows import make_row
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ def agentless_gold_rows(
         prompt_style=options.prompt_style,
     )
     localizer = localizers.get(options.localize) if options.context == "window" else None
+    runtimes = RuntimePool(options.sandbox, options.repos_dir)
     for task in load_tasks(tasks_path):
         paths = changed_paths(task.patch)
         runtime = None
@@ -48,7 +49,7 @@ def agentless_gold_rows(
             if localizer is None or localizer is oracle_localizer:
                 contents = originals_at(task, paths, options.repos_dir)
             else:
-                runtime = TaskRuntime.create(task, options.sandbox, options.repos_dir).prepare()
+                runtime = runtimes.runtime(task)
                 contents = read_originals(runtime.pristine, paths)
         except RepogymError:
             yield _empty(task), "repository or environment unavailable"

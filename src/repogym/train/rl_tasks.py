@@ -26,9 +26,9 @@ from repogym.agent.prompts import load_prompts
 from repogym.config import RunConfig
 from repogym.dataset import TaskSet, load_tasks
 from repogym.env.base import TaskEnv
-from repogym.errors import ConfigError, DatasetError, EnvBuildError, RepoSourceError
+from repogym.errors import ConfigError, DatasetError
 from repogym.rewards import ComposedReward, compose
-from repogym.sandbox.runtime import TaskRuntime
+from repogym.sandbox.pool import STATE_ERRORS, RuntimePool
 
 #: The env limits of agent-mode episodes under TRL: TRL's own limits (max_tool_calling_iterations,
 #: max_completion_length) end a rollout, so the env must not grade on its own mid-rollout.
@@ -91,10 +91,12 @@ class TaskEnvs:
     def prepare(self, workers: int) -> None:
         """Prepare every runtime (in parallel) and make one env per task, so bad options fail now."""
 
+        runtimes = RuntimePool(self.sandbox)
+
         def prepare_one(task: Any) -> Any:
             try:
-                return TaskRuntime.create(task, self.sandbox).prepare()
-            except (EnvBuildError, RepoSourceError) as exc:
+                return runtimes.runtime(task)
+            except STATE_ERRORS as exc:
                 return exc
 
         with ThreadPoolExecutor(max(1, min(workers, len(self.tasks)))) as pool:

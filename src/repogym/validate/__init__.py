@@ -13,17 +13,17 @@ from repogym.validate.batch import ValidateConfig, ValidationRun, partial_path, 
 from repogym.validate.classify import Classification, classify, test_files
 from repogym.validate.funnel import FunnelReason, ValidationFunnel, build_funnel
 from repogym.validate.outcome import CandidateOutcome, Stage, Verdict
-from repogym.validate.pool import RuntimePool
+from repogym.validate.pool import ValidationPool
 from repogym.validate.validate import validate_candidate
 
 __all__ = [
     "CandidateOutcome",
     "Classification",
     "FunnelReason",
-    "RuntimePool",
     "Stage",
     "ValidateConfig",
     "ValidationFunnel",
+    "ValidationPool",
     "ValidationRun",
     "Verdict",
     "build_funnel",

@@ -33,7 +33,7 @@ from repogym.textmodel import TextModel
 from repogym.validate.funnel import ValidationFunnel, build_funnel
 from repogym.validate.outcome import CandidateOutcome, Verdict, candidate_fingerprint
 from repogym.validate.overrides import AppliedEnvFile, apply_overrides
-from repogym.validate.pool import EnvironmentUsage, RuntimePool, environment_usage
+from repogym.validate.pool import EnvironmentUsage, ValidationPool, environment_usage
 from repogym.validate.setup_agent import (
     SetupAgentConfig,
     setup_agent_counts,
@@ -154,7 +154,7 @@ def validate_candidates(
         resumed -= len(retry)
     if on_start:
         on_start(len(todo), resumed)
-    pool = RuntimePool(config.sandbox, config.repos_dir, config.limits, recipes=config.recipes)
+    pool = ValidationPool(config.sandbox, config.repos_dir, config.limits, recipes=config.recipes)
     clean_runs = _run_all(todo, partial, outcomes, config, on_result, pool, setup_agent) if todo else 0
     environments = environment_usage(pool)
     validated = [outcomes[t.instance_id].to_task(t) for t in task_set if outcomes[t.instance_id].validated]
@@ -200,7 +200,7 @@ def _run_all(
     outcomes: dict[str, CandidateOutcome],
     config: ValidateConfig,
     on_result: Callable[[CandidateOutcome], None] | None,
-    pool: RuntimePool,
+    pool: ValidationPool,
     setup_agent: TextModel | None = None,
 ) -> int:
     """Validate `todo` (a saved outcome is given to the setup agent only); returns how many clean suite

@@ -38,7 +38,7 @@ from repogym.textmodel import OpenAITextModel, TextModel, TextSampling, make_tex
 from repogym.validate.diagnose import read_log
 from repogym.validate.envresolve import resolve_task_env
 from repogym.validate.outcome import CandidateOutcome, Verdict
-from repogym.validate.pool import RuntimePool
+from repogym.validate.pool import ValidationPool
 
 #: Fields a proposal may set (log_parser is left out on purpose: see the module docstring).
 ALLOWED_FIELDS = ("python", "packages", "install", "test_cmd", "test_env", "exclude_newer")
@@ -156,7 +156,7 @@ def wants_setup(outcome: CandidateOutcome) -> bool:
     return outcome.verdict in RETRIED
 
 
-def setup_context(task: Task, pool: RuntimePool) -> SetupContext:
+def setup_context(task: Task, pool: ValidationPool) -> SetupContext:
     """The rules' environment for `task` (every field explicit) and the files a model should read."""
     mirror_path, pristine = pool.checkout(task)
     recipe: dict[str, Any] = {}
@@ -226,7 +226,7 @@ class SetupAgentConfig:
 def try_setup_agent(
     task: Task,
     outcome: CandidateOutcome,
-    pool: RuntimePool,
+    pool: ValidationPool,
     agent: TextModel,
     config: SetupAgentConfig,
     validate: Any,

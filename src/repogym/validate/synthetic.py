@@ -46,7 +46,7 @@ from repogym.validate.classify import Category, category, classify
 from repogym.validate.outcome import CandidateOutcome, Verdict
 
 if TYPE_CHECKING:
-    from repogym.validate.pool import EnvSpecRecord, RuntimePool
+    from repogym.validate.pool import EnvSpecRecord, ValidationPool
 
 #: A candidate's test run may take this many times the clean run of the suite (plus a floor), so a mutation
 #: that loops forever costs seconds, not the default ten-minute limit.
@@ -132,7 +132,7 @@ class CleanRuns:
         self.made = 0
         """How many clean runs were made (the rest of the requests were served from them)."""
 
-    def get(self, pool: RuntimePool, task: Task, plan: SyntheticPlan, runs: int) -> CleanRun:
+    def get(self, pool: ValidationPool, task: Task, plan: SyntheticPlan, runs: int) -> CleanRun:
         key_data = [
             task.repo_source,
             task.repo,
@@ -150,7 +150,7 @@ class CleanRuns:
         return slot
 
     def _make(
-        self, pool: RuntimePool, task: Task, plan: SyntheticPlan, runs: int, slot: CleanRun, logs: Path
+        self, pool: ValidationPool, task: Task, plan: SyntheticPlan, runs: int, slot: CleanRun, logs: Path
     ) -> None:
         started = time.perf_counter()
         clean_task = task.replace(
@@ -181,7 +181,7 @@ def validate_synthetic(
     plan: SyntheticPlan,
     runtime: TaskRuntime,
     spec: EnvSpecRecord,
-    pool: RuntimePool,
+    pool: ValidationPool,
     runs: int,
     logs: Path,
     drop: Drop,

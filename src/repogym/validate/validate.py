@@ -1,7 +1,7 @@
 """Validate one candidate in the sandbox: prove its tests fail before the gold patch and pass after it.
 
 The steps, each with its own drop verdict (see `repogym.validate.outcome`):
-environment at the base commit (shared through a `RuntimePool`) -> the test
+environment at the base commit (shared through a `ValidationPool`) -> the test
 patch's test files -> before: test patch applied, the files run K times in one
 episode -> the episode reset -> after: gold patch then test patch applied (the
 order `repogym grade` uses), the files run K times -> FAIL_TO_PASS,
@@ -37,7 +37,7 @@ from repogym.validate.diagnose import (
     read_log,
 )
 from repogym.validate.outcome import CandidateOutcome, Stage, Verdict, candidate_fingerprint, clip_detail
-from repogym.validate.pool import RuntimePool
+from repogym.validate.pool import ValidationPool
 from repogym.validate.recipe import Python2OnlyError
 from repogym.validate.synthetic import synthetic_plan, validate_synthetic
 
@@ -52,7 +52,7 @@ class _Where:
 
 
 def validate_candidate(
-    candidate: Task, pool: RuntimePool, runs: int = 2, log_dir: str | Path | None = None
+    candidate: Task, pool: ValidationPool, runs: int = 2, log_dir: str | Path | None = None
 ) -> CandidateOutcome:
     """Validate one candidate; never raises for problems of the candidate or the sandbox (they are verdicts)."""
     fingerprint = candidate_fingerprint(candidate, runs)
@@ -69,7 +69,7 @@ def validate_candidate(
 
 
 def _validate(
-    task: Task, pool: RuntimePool, runs: int, fingerprint: str, where: _Where, log_dir: str | Path | None
+    task: Task, pool: ValidationPool, runs: int, fingerprint: str, where: _Where, log_dir: str | Path | None
 ) -> CandidateOutcome:
     started = time.perf_counter()
 
