@@ -71,7 +71,7 @@ def test_synth_repo_writes_candidates_a_funnel_and_the_next_step(repo, tmp_path)
         "function",
         "--ratio",
         "0.5",
-        "--out-dir",
+        "--out",
         str(tmp_path / "split"),
         "--seed",
         "1",
@@ -94,7 +94,7 @@ def test_bad_synth_options_exit_2_with_the_fix(repo, tmp_path, args, message):
 
 
 def test_split_refuses_an_unknown_mode(tmp_path, swebench_sample_path):
-    result = invoke("tasks", "split", str(swebench_sample_path), "--by", "author", "--out-dir", str(tmp_path))
+    result = invoke("tasks", "split", str(swebench_sample_path), "--by", "author", "--out", str(tmp_path))
     assert result.exit_code == 2 and "choose one of repo, file, function, time" in result.output
 
 

@@ -119,7 +119,7 @@ def test_stats_json_is_machine_readable(swebench_sample_path):
 
 
 def test_show_prints_the_task(examples_dir):
-    result = invoke("tasks", "show", "psf__requests-2931", "--tasks", str(examples_dir / "tasks.jsonl"))
+    result = invoke("tasks", "show", str(examples_dir / "tasks.jsonl"), "psf__requests-2931")
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "psf__requests-2931  repo psf/requests @ 5f7a3a74aab1  source imported" in out
@@ -128,9 +128,7 @@ def test_show_prints_the_task(examples_dir):
     assert "-            return to_native_string(data)" in out
     assert "+    def test_binary_put(self):" in out
     assert "FAIL_TO_PASS (1): test_requests.py::TestRequests::test_binary_put" in out
-    as_json = invoke(
-        "tasks", "show", "psf__requests-2931", "--tasks", str(examples_dir / "tasks.jsonl"), "--json"
-    )
+    as_json = invoke("tasks", "show", str(examples_dir / "tasks.jsonl"), "psf__requests-2931", "--json")
     assert json.loads(as_json.stdout)["FAIL_TO_PASS"] == ["test_requests.py::TestRequests::test_binary_put"]
 
 
@@ -144,14 +142,14 @@ def test_show_prints_task_text_literally(tmp_path):
         "problem_statement": "[bold]not bold[/bold] and a stray [/x] :fire:",
     }
     tasks.write_text(json.dumps(row) + "\n")
-    result = invoke("tasks", "show", "o__r-[1]", "--tasks", str(tasks))
+    result = invoke("tasks", "show", str(tasks), "o__r-[1]")
     assert result.exit_code == 0, result.output
     assert "[bold]not bold[/bold] and a stray [/x] :fire:" in result.stdout
     assert "o__r-[1]  repo o/r" in result.stdout
 
 
 def test_unknown_id_lists_close_matches_and_exits_2(examples_dir):
-    done = run_main("tasks", "show", "psf__requests-2391", "--tasks", str(examples_dir / "tasks.jsonl"))
+    done = run_main("tasks", "show", str(examples_dir / "tasks.jsonl"), "psf__requests-2391")
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith("error: ")

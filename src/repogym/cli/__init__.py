@@ -1,15 +1,15 @@
-"""The `repogym` command: one typer sub-app per pipeline stage.
+"""The `repogym` command: one module per command, each adding itself with `register(app)`.
 
-Commands are thin: they parse arguments, call the library, print a rich
-summary and write machine-readable output. Errors from `repogym.errors`
-become one red line and exit status 2, never a traceback.
+Commands are thin: they parse arguments, call the library, print a rich summary and write machine-readable
+output. Errors from `repogym.errors` become one red line and exit status 2, never a traceback. The options
+several commands share are declared once (options.py); tests/cli/test_vocabulary.py holds every command to
+them.
 
-Start-up: `repogym COMMAND ...` imports only the stage module that provides
-COMMAND (the full app, for `repogym --help` and for `repogym.cli.app`, imports
-them all): a grade should not pay for the trainer's, the miner's and the
-config's imports, about a second together. `repogym` and `repogym --help`
-alone print the command list from INDEX without importing any stage (3 s of
-imports on 2 cores, for a page of names).
+Start-up: `repogym tasks stats ...` imports only the modules of `tasks` and `tasks stats` (the full app, for
+`repogym.cli.app` and for a command line that names no command, imports them all): a grade should not pay
+for the trainer's, the miner's and the config's imports. `repogym` and `repogym --help` alone print the
+command list from INDEX without importing any command module (seconds of imports on 2 cores, for a page of
+names).
 """
 
 from __future__ import annotations
@@ -18,35 +18,48 @@ import gc
 import importlib
 import sys
 import threading
-from typing import Any
+import warnings
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 import typer
 
 from repogym import __version__
+from repogym.cli.openmp import wait_passively
 from repogym.errors import RepogymError
+from repogym.train.launch import end_process_group
 
-#: Stage modules (under repogym.cli) and the top-level commands each adds, in `repogym --help` order.
-STAGES: dict[str, tuple[str, ...]] = {
-    "tasks_cmd": ("tasks",),
-    "config_cmd": ("config",),
-    "synth_cmd": ("synth",),
+#: Command modules (under repogym.cli) and the commands each adds, in `repogym --help` order. A module adds
+#: the command it lists first (a group adds its commands with it); one whose first command has a group above
+#: it ("tasks audit") adds it to the group that group's module made, so it comes after that module here.
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "tasks_cmd": ("tasks", "tasks import", "tasks export", "tasks stats", "tasks show", "tasks split"),
+    "tasks_audit_cmd": ("tasks audit",),
+    "config_cmd": ("config", "config check"),
+    "synth_cmd": ("synth", "synth inject", "synth methods", "synth combine", "synth statements"),
     "quickstart_cmd": ("quickstart",),
-    "samples_cmd": ("samples",),
+    "samples_cmd": ("samples", "samples generate"),
     "mine_cmd": ("mine",),
     "validate_cmd": ("validate",),
     "scrub_cmd": ("scrub",),
     "grade_cmd": ("grade",),
-    "env_cmd": ("play",),
-    "rollout_cmd": ("rollout", "serve"),
+    "play_cmd": ("play",),
+    "rollout_cmd": ("rollout",),
+    "serve_cmd": ("serve",),
     "data_cmd": ("data",),
-    "model_cmd": ("model",),
+    "data_sft_cmd": ("data sft",),
+    "data_commits_cmd": ("data commits",),
+    "model_cmd": ("model", "model init", "model pretrain"),
     "train_cmd": ("train",),
-    "eval_cmd": ("eval",),
+    "train_sft_cmd": ("train sft",),
+    "train_rl_cmd": ("train rl",),
+    "train_flywheel_cmd": ("train flywheel",),
+    "eval_cmd": ("eval", "eval run", "eval compare"),
     "report_cmd": ("report",),
-    "cache_cmd": ("cache",),
+    "cache_cmd": ("cache", "cache du", "cache prune"),
 }
 #: The top-level commands in the order `repogym --help` lists them, each with the first paragraph of its own
-#: help: the page `repogym --help` prints without importing the stages. tests/cli/test_fast_start.py holds
+#: help: the page `repogym --help` prints without importing the command modules. tests/cli/test_fast_start.py holds
 #: the page it makes identical to the full app's, so an edited docstring that is not copied here fails there.
 INDEX: dict[str, str] = {
     "quickstart": (
@@ -77,22 +90,18 @@ INDEX: dict[str, str] = {
     "eval": "Measure a policy: pass@1 / pass@k with bootstrap intervals, SWE-bench predictions and report.",
     "cache": "Where repogym keeps mirrors, checkouts, environments and logs, and how to shrink it.",
 }
-#: Stages that are command groups of their own (a typer sub-app), not `register(app)` modules.
-_GROUPS = {"tasks_cmd": "tasks", "config_cmd": "config", "synth_cmd": "synth"}
 
 
 def _version(value: bool) -> None:
     if value:
-        from repogym.cli.common import console
-
-        console.print(f"repogym {__version__}")
+        typer.echo(f"repogym {__version__}")
         raise typer.Exit()
 
 
 def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version."
-    ),
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
 ) -> None:
     """repogym: mine tasks from git history, run them in sandboxes, grade, roll out and train.
 
@@ -130,7 +139,7 @@ def _new_app() -> typer.Typer:
 
 
 def build_index_app() -> typer.Typer:
-    """The root command with every top-level command listed by INDEX but none of their stages: for the
+    """The root command with every top-level command listed by INDEX but none of their modules: for the
     root's own help (and --version) only. A listed command would do nothing here, so `main` never runs one."""
     app = _new_app()
 
@@ -142,17 +151,40 @@ def build_index_app() -> typer.Typer:
     return app
 
 
-def build_app(command: str | None = None) -> typer.Typer:
-    """The CLI with every stage, or with only the stage that provides the top-level `command`."""
+def _starts(path: Sequence[str], words: Sequence[str]) -> bool:
+    return list(words[: len(path)]) == list(path)
+
+
+def modules_for(words: Sequence[str]) -> list[str]:
+    """The command modules `repogym WORDS...` needs, in registration order: those of the longest command
+    WORDS starts with and of the groups above it, and, when that command is a group, of every command under
+    it (its help lists them, and typer suggests among them for a misspelt one). All of them when WORDS
+    names no command.
+
+    >>> modules_for(["tasks", "stats", "tasks.jsonl"])
+    ['tasks_cmd']
+    >>> modules_for(["train", "sft", "sft.yaml"])
+    ['train_cmd', 'train_sft_cmd']
+    >>> modules_for(["data", "--help"])
+    ['data_cmd', 'data_sft_cmd', 'data_commits_cmd']
+    """
+    paths = [command.split() for commands in COMMANDS.values() for command in commands]
+    matched = max((path for path in paths if _starts(path, words)), key=len, default=None)
+    if matched is None:
+        return list(COMMANDS)
+    return [
+        module
+        for module, commands in COMMANDS.items()
+        if any(_starts(path, matched) or _starts(matched, path) for path in map(str.split, commands))
+    ]
+
+
+def build_app(command: str | Sequence[str] | None = None) -> typer.Typer:
+    """The CLI with every command, or with only what the command line `command` needs (see `modules_for`)."""
     app = _new_app()
-    for module_name, commands in STAGES.items():
-        if command is not None and command not in commands:
-            continue
-        module = importlib.import_module(f"repogym.cli.{module_name}")
-        if module_name in _GROUPS:
-            app.add_typer(module.app, name=_GROUPS[module_name])
-        else:
-            module.register(app)
+    words = command.split() if isinstance(command, str) else command
+    for module_name in modules_for(words) if words else COMMANDS:
+        importlib.import_module(f"repogym.cli.{module_name}").register(app)
     return app
 
 
@@ -176,8 +208,6 @@ def _one_line_warning(message, category, filename, lineno, line=None) -> str:  #
 
 
 def main() -> None:
-    import warnings
-
     global _gc_paused
     # Start-up (building the app, typer's and pydantic's option models) makes tens of thousands of objects
     # that all live on, and the collector's passes over them (about 30 for `repogym grade`, finding almost
@@ -187,21 +217,15 @@ def main() -> None:
         gc.disable()
         _gc_paused = True
     warnings.formatwarning = _one_line_warning  # a CLI user needs the message, not our source line
-    from repogym.cli.openmp import wait_passively
-
     wait_passively()  # before any command imports torch: its OpenMP threads must not spin on a busy machine
-    known = {name for commands in STAGES.values() for name in commands}
-    command = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in known else None
-    index_only = set(sys.argv[1:]) <= {"--help", "--version"}  # `repogym`, `repogym --help`: the list
+    words = sys.argv[1:]
+    index_only = set(words) <= {"--help", "--version"}  # `repogym`, `repogym --help`: the list
     try:
-        (build_app(command) if command else build_index_app() if index_only else __getattr__("app"))()
+        # The name usage lines and notes show, however it was started (`python -m repogym`, `accelerate launch`).
+        (build_index_app() if index_only else build_app(words))(prog_name="repogym")
     except RepogymError as exc:
-        from repogym.cli.common import print_error
-
-        print_error(exc)
+        typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
     finally:
         if "torch.distributed" in sys.modules:  # only then can a command have made a process group
-            from repogym.train.launch import end_process_group
-
             end_process_group()  # any command that trained under accelerate launch / torchrun

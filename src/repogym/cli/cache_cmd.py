@@ -7,22 +7,22 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from repogym.cli.common import console, exits_on_error, print_json
+from repogym.cli.common import add_command, add_group, console, print_json
+from repogym.cli.options import Json
 from repogym.sandbox.cache import cache_root
 from repogym.sandbox.usage import AREAS, DEFAULT_PRUNE, disk_usage, parse_age, prune
 
-app = typer.Typer(
-    help=(
-        "Where repogym keeps mirrors, checkouts, environments and logs, and how to shrink it.\n\n"
-        "The root is $REPOGYM_CACHE, else $XDG_CACHE_HOME/repogym, else ~/.cache/repogym.\n\n"
-        "Example: repogym cache du"
-    ),
-    no_args_is_help=True,
+HELP = (
+    "Where repogym keeps mirrors, checkouts, environments and logs, and how to shrink it.\n\n"
+    "The root is $REPOGYM_CACHE, else $XDG_CACHE_HOME/repogym, else ~/.cache/repogym.\n\n"
+    "Example: repogym cache du"
 )
 
 
-def register(root: typer.Typer) -> None:
-    root.add_typer(app, name="cache")
+def register(app: typer.Typer) -> None:
+    group = add_group(app, "cache", HELP)
+    add_command(group, "du", du_command)
+    add_command(group, "prune", prune_command)
 
 
 def _size(count: int) -> str:
@@ -34,11 +34,7 @@ def _size(count: int) -> str:
     return f"{value:.1f} TiB"
 
 
-@app.command("du")
-@exits_on_error
-def du_command(
-    json_out: Annotated[bool, typer.Option("--json", help="Print the sizes as JSON.")] = False,
-) -> None:
+def du_command(json_out: Json = False) -> None:
     """Disk used by each part of the cache (a file hardlinked from several places counts once).
 
     Example: repogym cache du
@@ -65,12 +61,11 @@ def du_command(
     console.print(table)
 
 
-@app.command("prune")
-@exits_on_error
 def prune_command(
     area: Annotated[list[str] | None, typer.Option("--area", "-a", help=f"What to prune (repeatable): {', '.join(AREAS)}. Default: {', '.join(DEFAULT_PRUNE)} (scratch only).")] = None,
     older_than: Annotated[str, typer.Option("--older-than", help="Only entries not modified for this long: 30m, 12h, 7d, 2w.")] = "1d",
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would go; remove nothing.")] = False,
+    json_out: Json = False,
 ) -> None:  # fmt: skip
     """Remove cache entries not used lately; everything removed is rebuilt when a task needs it again.
 
@@ -83,6 +78,15 @@ def prune_command(
       repogym cache prune --area envs --area uv-cache --older-than 14d
     """
     results = prune(area or DEFAULT_PRUNE, parse_age(older_than), dry_run=dry_run)
+    if json_out:
+        print_json({
+            "root": str(cache_root()), "dry_run": dry_run,
+            "areas": [
+                {"area": r.area, "removed": r.removed, "freed_bytes": r.freed_bytes, "skipped_in_use": r.skipped_in_use}
+                for r in results
+            ],
+        })  # fmt: skip
+        return
     table = Table(title=f"repogym cache prune{' (dry run)' if dry_run else ''}: {cache_root()}")
     for column in ("area", "removed", "freed", "skipped (in use)"):
         table.add_column(column, justify="left" if column == "area" else "right")

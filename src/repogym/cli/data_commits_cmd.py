@@ -1,8 +1,4 @@
-"""`repogym data ...`: training data from the pipeline's outputs and from repositories.
-
-`data commits` lives here; `data sft` (SFT rows from rollouts and gold demonstrations) adds itself
-from data_sft_cmd.
-"""
+"""`repogym data commits REPO --out FILE`: CommitPackFT-style SFT rows from a repository's history."""
 
 from __future__ import annotations
 
@@ -11,24 +7,19 @@ from typing import Annotated
 
 import typer
 
-from repogym.cli import data_sft_cmd
-from repogym.cli.common import console, err_console, exits_on_error
+from repogym.cli.common import add_command, console, err_console, print_json, subgroup
+from repogym.cli.options import Json
 from repogym.config import validate_config
 from repogym.mining.config import MiningConfig
 from repogym.mining.gitcmd import resolve_revision
-
-app = typer.Typer(
-    help="Build training data: SFT chat rows from rollouts and gold demonstrations, commit data from repositories.\n\n"
-    "Examples:\n\n  repogym data sft runs/gold tasks.jsonl --out sft.jsonl\n\n"
-    "  repogym data commits ../calc --out commits.jsonl",
-    no_args_is_help=True,
-)
-
-data_sft_cmd.register(app)
+from repogym.privacy import ScrubConfig
+from repogym.synth.commits import commit_rows, write_commit_data
 
 
-@app.command("commits")
-@exits_on_error
+def register(app: typer.Typer) -> None:
+    add_command(subgroup(app, "data"), "commits", commits_command)
+
+
 def commits_command(
     repo: Annotated[Path, typer.Argument(help="The git repository.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="SFT rows (JSONL): messages = instruction + context, answer.")],
@@ -40,6 +31,7 @@ def commits_command(
     repo_name: Annotated[str, typer.Option("--repo-name", help='"owner/name" for the rows (default: from the origin URL).')] = "",
     license_check: Annotated[bool, typer.Option("--license-check/--no-license-check", help="Drop repositories whose licence is not on the allowlist.")] = True,
     funnel: Annotated[Path | None, typer.Option("--funnel", help="Funnel JSON (default: OUT.funnel.json).")] = None,
+    json_out: Json = False,
 ) -> None:  # fmt: skip
     """CommitPackFT-style rows: the commit message as the instruction, the changed code before it as context,
     the diff (or the new code) as the answer; bots, merges, docs-only and too-large commits are left out, and
@@ -47,9 +39,6 @@ def commits_command(
 
     Example: repogym data commits ../calc --out commits.jsonl --answer diff --since 2024-01-01
     """
-    from repogym.privacy import ScrubConfig
-    from repogym.synth.commits import commit_rows, write_commit_data
-
     if answer not in ("diff", "new"):
         raise typer.BadParameter(f"--answer {answer!r}: choose 'diff' or 'new'")
     mining = validate_config(
@@ -68,9 +57,10 @@ def commits_command(
         data = commit_rows(repo, mining, ScrubConfig(check_license=license_check), answer=answer)  # type: ignore[arg-type]
     funnel_path = funnel or out.with_name(out.name + ".funnel.json")
     count = write_commit_data(data, out, funnel_path)
+    if json_out:
+        print_json(
+            {"out": str(out), "rows": count, "funnel_path": str(funnel_path), "funnel": data.funnel.to_dict()}
+        )
+        return
     console.print(data.funnel.table(title=f"commit data funnel: {repo}"))
     console.print(f"[green]wrote[/] {count} rows to {out}; funnel in {funnel_path}", markup=False)
-
-
-def register(root: typer.Typer) -> None:
-    root.add_typer(app, name="data")

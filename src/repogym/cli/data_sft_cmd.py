@@ -3,77 +3,50 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from repogym.cli.common import console, err_console, exits_on_error, print_json
+from repogym.cli.common import add_command, console, err_console, print_json, subgroup
+from repogym.cli.options import Jobs, Json, ReposDir
+from repogym.cli.sandbox_option import Sandbox
+from repogym.errors import ConfigError
+from repogym.train.sft_data import SFTDataOptions, build_sft_data, write_sft_data
 
 
 def register(app: typer.Typer) -> None:
-    """Add `sft` to the `data` sub-app."""
-    app.command("sft")(data_sft_command)
+    add_command(subgroup(app, "data"), "sft", data_sft_command)
 
 
-@exits_on_error
 def data_sft_command(
-    sources: list[Path] = typer.Argument(
-        ..., help="Rollout folders, task files (gold demonstrations) or chat-row JSONL (e.g. data commits)."
-    ),
-    out: Path = typer.Option(..., "--out", "-o", help="Output JSONL of chat rows (`messages`, `tools`)."),
-    gold: str = typer.Option(
-        "agentless", "--gold", help="Task files give: agentless (SWE-RL answers) or agent (tool calls)."
-    ),
-    context: str = typer.Option(
-        "files", "--context", help="Agentless gold prompts: files (whole files) or window."
-    ),
-    window_lines: int = typer.Option(3, "--window-lines", help="With --context window: lines either side."),
-    localize: str = typer.Option(
-        "oracle",
-        "--localize",
-        help="With --context window: oracle (perfect fault localization), sbfl, or a dotted path.",
-    ),
-    answer_format: str = typer.Option(
-        "search_replace",
-        "--answer-format",
-        help="With --context window: search_replace (SWE-RL's blocks) or lines (the suspicious lines rewritten).",
-    ),
-    prompt_style: str = typer.Option(
-        "full",
-        "--prompt-style",
-        help="With --context window: full (the issue, then the code) or compact (the code only, for tiny models).",
-    ),
-    max_chars: int = typer.Option(
-        32_000, "--max-chars", help="Drop rows longer than this (all message text)."
-    ),
-    max_tokens: int = typer.Option(
-        None, "--max-tokens", help="Drop rows longer than this many tokens (needs --tokenizer)."
-    ),
-    tokenizer: Path = typer.Option(
-        None, "--tokenizer", help="Model folder whose chat template counts tokens."
-    ),
-    max_per_task: int = typer.Option(
-        None, "--max-per-task", help="Rollouts: at most N resolved attempts per task."
-    ),
-    repos_dir: Path = typer.Option(None, "--repos-dir", help="Folder of owner__name clones for tasks."),
-    sandbox: str = typer.Option(
-        "bwrap", "--sandbox", help="For agent gold rollouts and sbfl: bwrap or local."
-    ),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="Agent gold rollouts at once."),
-    json_out: bool = typer.Option(False, "--json", help="Print the per-source summary as JSON."),
-) -> None:
+    sources: Annotated[list[Path], typer.Argument(help="Rollout folders, task files (gold demonstrations) or chat-row JSONL (e.g. data commits).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output JSONL of chat rows (`messages`, `tools`).")],
+    gold: Annotated[str, typer.Option("--gold", help="Task files give: agentless (SWE-RL answers) or agent (tool calls).")] = "agentless",
+    context: Annotated[str, typer.Option("--context", help="Agentless gold prompts: files (whole files) or window.")] = "files",
+    window_lines: Annotated[int, typer.Option("--window-lines", help="With --context window: lines either side.")] = 3,
+    localize: Annotated[str, typer.Option("--localize", help="With --context window: oracle (perfect fault localization), sbfl, or a dotted path.")] = "oracle",
+    answer_format: Annotated[str, typer.Option("--answer-format", help="With --context window: search_replace (SWE-RL's blocks) or lines (the suspicious lines rewritten).")] = "search_replace",
+    prompt_style: Annotated[str, typer.Option("--prompt-style", help="With --context window: full (the issue, then the code) or compact (the code only, for tiny models).")] = "full",
+    max_chars: Annotated[int, typer.Option("--max-chars", help="Drop rows longer than this (all message text).")] = 32_000,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Drop rows longer than this many tokens (needs --tokenizer).")] = None,
+    tokenizer: Annotated[Path | None, typer.Option("--tokenizer", help="Model folder whose chat template counts tokens.")] = None,
+    max_per_task: Annotated[int | None, typer.Option("--max-per-task", help="Rollouts: at most N resolved attempts per task.")] = None,
+    repos_dir: ReposDir = None,
+    sandbox: Sandbox = "bwrap",
+    jobs: Jobs = 1,
+    json_out: Json = False,
+) -> None:  # fmt: skip
     """Build SFT rows: resolved rollouts (rejection sampling), gold demonstrations, commit data; deduplicated.
 
     The summary (rows in, kept, dropped per reason, for each source) is printed and written to
     OUT.summary.json. Agentless gold rows use the env's own prompt, so pass the same --context,
     --window-lines, --localize, --answer-format and --prompt-style as the env you will evaluate in.
+    The sandbox runs agent gold rollouts and sbfl; --jobs is how many agent gold rollouts run at once.
 
     Example: repogym data sft runs/gold tasks.jsonl --out sft.jsonl --context window --window-lines 3
     """
-    from repogym.errors import ConfigError
-    from repogym.train.sft_data import SFTDataOptions, build_sft_data, write_sft_data
-
     if gold not in ("agentless", "agent"):
         raise ConfigError(f"--gold {gold!r}: use agentless or agent")
     if context not in ("files", "window"):
@@ -81,7 +54,9 @@ def data_sft_command(
     if answer_format not in ("search_replace", "lines"):
         raise ConfigError(f"--answer-format {answer_format!r}: use search_replace or lines")
     if answer_format == "lines" and context != "window":
-        raise ConfigError("--answer-format lines rewrites the window's suspicious lines: add --context window")
+        raise ConfigError(
+            "--answer-format lines rewrites the window's suspicious lines: add --context window"
+        )
     if prompt_style not in ("full", "compact"):
         raise ConfigError(f"--prompt-style {prompt_style!r}: use full or compact")
     if prompt_style == "compact" and context != "window":

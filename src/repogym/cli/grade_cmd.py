@@ -5,59 +5,59 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Annotated
 
 import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
 
 from repogym.cli import common
-from repogym.cli.common import check_sandbox, exits_on_error, print_json, track
-from repogym.dataset import load_tasks
+from repogym.cli.common import add_command, print_json, track
+from repogym.cli.options import Jobs, Json, OutReport, Renamed, ReposDir, Tasks
+from repogym.cli.sandbox_option import Sandbox
+from repogym.dataset import TaskSet, load_tasks
 from repogym.errors import RepogymError
+from repogym.grading.batch import grade_predictions
+from repogym.grading.grade import grade
+from repogym.grading.judge import skip_rule_for
 from repogym.grading.report import GradeResult, Outcome, SkipRule
-
-if TYPE_CHECKING:
-    from repogym.sandbox.base import Limits
+from repogym.patches import parse_patch
+from repogym.predictions import load_predictions
+from repogym.sandbox.base import Limits
+from repogym.sandbox.workspace import delete_discarded_detached
 
 
 def register(app: typer.Typer) -> None:
-    app.command("grade")(exits_on_error(grade_command))
+    add_command(app, "grade", grade_command, Renamed("--workers", "--jobs"))
 
 
 def grade_command(
-    tasks_file: Path = typer.Argument(..., help="Task file (JSONL, JSON or parquet)."),
-    instance: str = typer.Option(None, "--instance", "-i", help="Grade one task: its instance_id."),
-    patch: Path = typer.Option(
-        None, "--patch", help="With --instance: the candidate patch (a unified diff file)."
-    ),
-    gold: bool = typer.Option(False, "--gold", help="With --instance: grade the task's own (gold) patch."),
-    empty: bool = typer.Option(False, "--empty", help="With --instance: grade an empty patch."),
-    predictions: Path = typer.Option(
-        None, "--predictions", "-p", help="SWE-bench predictions JSONL to grade."
-    ),
-    out: Path = typer.Option(None, "--out", "-o", help="With --predictions: the report JSON (resumable)."),
-    workers: int = typer.Option(1, "--workers", "-j", min=1, help="Parallel gradings (with --predictions)."),
-    repos_dir: Path = typer.Option(
-        None, "--repos-dir", help="Folder of owner__name clones for tasks without repo_source."
-    ),
-    sandbox: str = typer.Option(
-        "bwrap", "--sandbox", callback=check_sandbox, help="bwrap (isolated) or local (NO isolation)."
-    ),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object (single-instance mode)."),
-    skip_rule: str = typer.Option(
-        "auto",
-        "--skip-rule",
-        help="How a skipped required test counts: strict (never a pass, as rewards count it), swebench "
-        "(SWE-bench's verdict), or auto (swebench for tasks imported from SWE-bench data, else strict).",
-    ),
-    timeout: float = typer.Option(
-        1800.0,
-        "--timeout",
-        min=1.0,
-        help="Seconds each command of a grade may run (the test run above all) before it is killed and the "
-        "grade is TIMEOUT; the per-process CPU limit is raised to match. SWE-bench's harness default: 1800.",
-    ),
-) -> None:
+    tasks_file: Tasks,
+    instance: Annotated[str | None, typer.Option("--instance", "-i", help="Grade one task: its instance_id.")] = None,
+    patch: Annotated[Path | None, typer.Option("--patch", help="With --instance: the candidate patch (a unified diff file).")] = None,
+    gold: Annotated[bool, typer.Option("--gold", help="With --instance: grade the task's own (gold) patch.")] = False,
+    empty: Annotated[bool, typer.Option("--empty", help="With --instance: grade an empty patch.")] = False,
+    predictions: Annotated[Path | None, typer.Option("--predictions", "-p", help="SWE-bench predictions JSONL to grade.")] = None,
+    out: OutReport = None,
+    jobs: Jobs = 1,
+    repos_dir: ReposDir = None,
+    sandbox: Sandbox = "bwrap",
+    json_out: Json = False,
+    skip_rule: Annotated[str, typer.Option("--skip-rule", help="How a skipped required test counts: strict (never a pass, as rewards count it), swebench (SWE-bench's verdict), or auto (swebench for tasks imported from SWE-bench data, else strict).")] = "auto",
+    timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds each command of a grade may run (the test run above all) before it is killed and the grade is TIMEOUT; the per-process CPU limit is raised to match. SWE-bench's harness default: 1800.")] = 1800.0,
+) -> None:  # fmt: skip
     """Apply a patch and the task's tests in the sandbox; report SWE-bench's FULL / PARTIAL / NO.
+
+    One task (--instance ID with --patch FILE, --gold or --empty), or a whole SWE-bench predictions file
+    (--predictions FILE --out REPORT.json; re-running with the same --out resumes). --json prints the
+    grade, or the report, as one JSON object.
 
     Exit status 0 whenever grading itself worked (resolved or not), 1 when the grader could not
     grade (environment build failed, infrastructure error), 2 on bad arguments or files.
@@ -68,8 +68,6 @@ def grade_command(
       repogym grade tasks.jsonl --predictions preds.jsonl --out report.json -j 2
       repogym grade tasks.jsonl --instance sympy__sympy-18057 --gold --timeout 3600
     """
-    from repogym.sandbox.base import Limits
-
     rule = _skip_rule(skip_rule)
     limits = Limits.for_timeout(timeout)
     tasks = load_tasks(tasks_file)
@@ -81,7 +79,7 @@ def grade_command(
             raise RepogymError(
                 "--predictions needs --out REPORT.json (re-running with the same --out resumes)"
             )
-        _grade_file(tasks, predictions, out, workers, sandbox, repos, rule, limits)
+        _grade_file(tasks, predictions, out, jobs, sandbox, repos, rule, limits, json_out)
         return
     if not instance:
         raise RepogymError(
@@ -89,20 +87,16 @@ def grade_command(
         )
     if sum(bool(x) for x in (patch, gold, empty)) != 1:
         raise RepogymError("give exactly one of --patch FILE, --gold, --empty")
-    from repogym.grading.grade import grade
-    from repogym.grading.judge import skip_rule_for
-    from repogym.sandbox.workspace import delete_discarded_detached
-
     # One grade, then this process ends: its exit need not wait while the disk frees the episode's layer.
     delete_discarded_detached()
     task = tasks.get(instance)
     if gold:
         text = task.patch
-    elif empty:
-        text = ""
-    else:
+    elif patch is not None:
         text = read_patch_file(patch)
-    # The spinner only where someone sees it: rich's status costs start-up time and draws nothing into a pipe.
+    else:
+        text = ""  # --empty
+    # The spinner only where someone sees it: it draws nothing into a pipe.
     showing = sys.stderr.isatty()
     spinner = (
         common.err_console.status(f"grading {instance} in the {sandbox} sandbox...") if showing else None
@@ -134,8 +128,6 @@ def read_patch_file(path: Path) -> str:
 
     An empty (or blank) file is the empty patch on purpose: it is graded, and does not resolve.
     """
-    from repogym.patches import parse_patch
-
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -166,8 +158,6 @@ def _print_result(result: GradeResult) -> None:
     )
     if result.detail:
         console.print(result.detail, markup=False)
-    from rich.table import Table  # only when printed: a --json grade pays for no table (start-up, issue 10)
-
     table = Table(show_header=True)
     table.add_column("test")
     table.add_column("kind")
@@ -187,29 +177,16 @@ def _print_result(result: GradeResult) -> None:
 
 
 def _grade_file(
-    tasks,
+    tasks: TaskSet,
     predictions_file: Path,
     out: Path,
-    workers: int,
+    jobs: int,
     sandbox: str,
     repos: str | None,
     rule: SkipRule | None,
     limits: Limits,
-) -> None:  # type: ignore[no-untyped-def]
-    # The progress bar and the tables only for a whole file: one instance's grade starts without them.
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    from rich.table import Table
-
-    from repogym.grading.batch import grade_predictions
-    from repogym.predictions import load_predictions
-
+    json_out: bool,
+) -> None:
     console, err_console = common.console, common.err_console
 
     predictions = load_predictions(predictions_file)
@@ -247,7 +224,7 @@ def _grade_file(
             tasks,
             predictions,
             out,
-            workers=workers,
+            workers=jobs,
             sandbox=sandbox,
             repos_dir=repos,
             skip_rule=rule,
@@ -255,7 +232,12 @@ def _grade_file(
             on_result=_done,
             on_start=_start,
         )
+    if report.unknown:
+        err_console.print(f"[yellow]{len(report.unknown)} prediction(s) name no task in {tasks.origin}[/]")
     summary = report.to_dict()
+    if json_out:
+        print_json(summary)
+        return
     table = Table(title=f"{predictions_file} -> {out}")
     table.add_column("")
     table.add_column("instances", justify="right")
@@ -264,5 +246,3 @@ def _grade_file(
     console.print(table)
     outcomes = ", ".join(f"{k}: {v}" for k, v in sorted(summary["outcomes"].items()))
     console.print(f"outcomes: {outcomes or '-'}")
-    if report.unknown:
-        console.print(f"[yellow]{len(report.unknown)} prediction(s) name no task in {tasks.origin}[/]")

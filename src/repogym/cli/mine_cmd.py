@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from repogym.cli.common import console, err_console, exits_on_error, nothing_produced, print_json
+from repogym.cli.common import add_command, console, err_console, nothing_produced, print_json
+from repogym.cli.options import Json, OutTasks
 from repogym.config import load_config, validate_config
 from repogym.mining.config import MiningConfig
 from repogym.mining.gitcmd import resolve_revision
@@ -18,48 +20,26 @@ DEFAULT_KINDS = ["fix"]
 
 
 def register(app: typer.Typer) -> None:
-    app.command("mine")(exits_on_error(mine_command))
+    add_command(app, "mine", mine_command)
 
 
 def mine_command(
-    repo: Path = typer.Argument(..., help="The git repository (a working copy or a bare repository)."),
-    out: Path = typer.Option(
-        ..., "--out", "-o", help="Candidates file; .jsonl, .json or .parquet picks the format."
-    ),
-    prs: Path | None = typer.Option(
-        None, "--prs", help="PR/issue export: JSONL in GitHub REST API shape (see repogym.mining.prs)."
-    ),
-    since: str = typer.Option("", "--since", help="Only commits committed on or after this ISO date (UTC)."),
-    until: str = typer.Option("", "--until", help="Only commits committed on or before this ISO date (UTC)."),
-    max_candidates: int = typer.Option(
-        0, "--max", min=0, help="Write at most N candidates, newest first; 0 = all."
-    ),
-    branch: str = typer.Option(
-        "", "--branch", "-b", help="Branch, tag or sha whose first-parent line is mined (default: HEAD)."
-    ),
-    funnel: Path | None = typer.Option(None, "--funnel", help="Also write the funnel report here as JSON."),
-    repo_name: str = typer.Option(
-        "",
-        "--repo-name",
-        help='"owner/name" for the tasks (default: from the origin URL, else local/<folder>).',
-    ),
-    config: Path | None = typer.Option(
-        None, "--config", "-c", help="MiningConfig YAML (path rules, filters, sizes)."
-    ),
-    overrides: list[str] = typer.Option(
-        [], "--set", help="Override a MiningConfig field: key=value (repeatable)."
-    ),
-    kinds: str = typer.Option(
-        "", "--kinds", help="Change kinds to keep, comma-separated: fix, feature, refactor, removal (default: fix)."
-    ),
-    issue_writer: str = typer.Option(
-        "", "--issue-writer", help="openai:MODEL rewrites problem statements without revealing the fix."
-    ),
-    base_url: str = typer.Option(
-        "", "--base-url", help="The issue writer's endpoint, e.g. http://127.0.0.1:8000/v1 ($OPENAI_BASE_URL)."
-    ),
-    json_out: bool = typer.Option(False, "--json", help="Print the funnel as JSON instead of a table."),
-) -> None:
+    repo: Annotated[Path, typer.Argument(help="The git repository (a working copy or a bare repository).")],
+    out: OutTasks,
+    prs: Annotated[Path | None, typer.Option("--prs", help="PR/issue export: JSONL in GitHub REST API shape (see repogym.mining.prs).")] = None,
+    since: Annotated[str, typer.Option("--since", help="Only commits committed on or after this ISO date (UTC).")] = "",
+    until: Annotated[str, typer.Option("--until", help="Only commits committed on or before this ISO date (UTC).")] = "",
+    max_candidates: Annotated[int, typer.Option("--max", min=0, help="Write at most N candidates, newest first; 0 = all.")] = 0,
+    branch: Annotated[str, typer.Option("--branch", "-b", help="Branch, tag or sha whose first-parent line is mined (default: HEAD).")] = "",
+    funnel: Annotated[Path | None, typer.Option("--funnel", help="Also write the funnel report here as JSON.")] = None,
+    repo_name: Annotated[str, typer.Option("--repo-name", help='"owner/name" for the tasks (default: from the origin URL, else local/<folder>).')] = "",
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="MiningConfig YAML (path rules, filters, sizes).")] = None,
+    overrides: Annotated[list[str] | None, typer.Option("--set", help="Override a MiningConfig field: key=value (repeatable).")] = None,
+    kinds: Annotated[str, typer.Option("--kinds", help="Change kinds to keep, comma-separated: fix, feature, refactor, removal (default: fix).")] = "",
+    issue_writer: Annotated[str, typer.Option("--issue-writer", help="openai:MODEL rewrites problem statements without revealing the fix.")] = "",
+    base_url: Annotated[str, typer.Option("--base-url", help="The issue writer's endpoint, e.g. http://127.0.0.1:8000/v1 ($OPENAI_BASE_URL).")] = "",
+    json_out: Json = False,
+) -> None:  # fmt: skip
     """Walk the history and write candidate tasks (code patch, test patch, problem statement); validate them next.
 
     Each candidate is classified as fix / feature / refactor / removal; only fixes are kept unless --kinds says
@@ -70,7 +50,7 @@ def mine_command(
 
     Example: repogym mine ../calc --out candidates.jsonl --prs calc.prs.jsonl --since 2024-01-01 --funnel funnel.json
     """
-    settings = load_config(config, overrides, model=MiningConfig)
+    settings = load_config(config, overrides or [], model=MiningConfig)
     flags = {
         "since": since,
         "until": until,

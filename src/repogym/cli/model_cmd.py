@@ -1,59 +1,59 @@
-"""`repogym model init --tiny DIR` and `repogym model pretrain DIR --corpus PATH... --budget MINUTES`."""
+"""`repogym model init DIR` and `repogym model pretrain DIR --corpus PATH... --budget MINUTES`."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from repogym.cli.common import console, err_console, exits_on_error, print_json
+from repogym.cli.common import add_command, add_group, console, err_console, print_json
+from repogym.cli.options import Json, NowFirstArgument, Seed
+from repogym.train.corpus import load_corpus
+from repogym.train.model import init_model, model_record
+from repogym.train.pretrain import PretrainConfig, pretrain
 
-app = typer.Typer(
-    help="Build repogym's own small models: a random-weight model with a locally trained tokenizer, then pretraining.\n\n"
-    "Example: repogym model init --tiny checkpoints/tiny && repogym model pretrain checkpoints/tiny --budget 10",
-    no_args_is_help=True,
+HELP = (
+    "Build repogym's own small models: a random-weight model with a locally trained tokenizer, then "
+    "pretraining.\n\n"
+    "Example: repogym model init checkpoints/tiny && repogym model pretrain checkpoints/tiny --budget 10"
 )
 
+ModelDir = Annotated[
+    Path,
+    typer.Argument(metavar="DIR", help="The model folder (a Hugging Face model folder).", show_default=False),
+]
 
-def register(root: typer.Typer) -> None:
-    root.add_typer(app, name="model")
+
+def register(app: typer.Typer) -> None:
+    group = add_group(app, "model", HELP)
+    add_command(group, "init", init_command, NowFirstArgument(("--tiny",), "DIR [--size tiny|small|base]"))
+    add_command(group, "pretrain", pretrain_command)
 
 
-@app.command("init")
-@exits_on_error
 def init_command(
-    tiny: Path = typer.Option(
-        ..., "--tiny", help="Folder to write the model to (a Hugging Face model folder)."
-    ),
-    size: str = typer.Option("tiny", "--size", help="tiny (~1.4M parameters), small (~6.9M) or base (~20M)."),
-    arch: str = typer.Option("llama", "--arch", help="llama or qwen2."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the random weights."),
-    tokenizer_corpus: list[Path] = typer.Option(
-        None,
-        "--tokenizer-corpus",
-        help="Python files/folders the BPE is trained on (default: the standard library).",
-    ),
-    tokenizer_chars: int = typer.Option(
-        4_000_000, "--tokenizer-chars", help="Characters of source the BPE reads."
-    ),
-    json_out: bool = typer.Option(False, "--json", help="Print the model record as JSON."),
-) -> None:
+    model_dir: ModelDir,
+    size: Annotated[str, typer.Option("--size", help="tiny (~1.4M parameters), small (~6.9M) or base (~20M).")] = "tiny",
+    arch: Annotated[str, typer.Option("--arch", help="llama or qwen2.")] = "llama",
+    seed: Seed = 0,
+    tokenizer_corpus: Annotated[list[Path] | None, typer.Option("--tokenizer-corpus", help="Python files/folders the BPE is trained on (default: the standard library).")] = None,
+    tokenizer_chars: Annotated[int, typer.Option("--tokenizer-chars", help="Characters of source the BPE reads.")] = 4_000_000,
+    json_out: Json = False,
+) -> None:  # fmt: skip
     """Write a random-weight Llama of the given size and a byte-level BPE trained on local Python source.
 
-    The folder loads anywhere a local model does (--policy hf:DIR, repogym serve DIR, train sft/rl).
+    DIR is created (a random-weight model of --size, its tokenizer and config); it loads anywhere a local
+    model does (--policy hf:DIR, repogym serve DIR, train sft/rl). `--tiny DIR`, the old spelling, still works.
 
-    Example: repogym model init --tiny checkpoints/tiny --size small
+    Example: repogym model init checkpoints/tiny --size small
     """
-    from repogym.train.corpus import load_corpus
-    from repogym.train.model import init_model, model_record
-
     with err_console.status("reading the tokenizer corpus and training the BPE..."):
         corpus = load_corpus(
             [str(p) for p in tokenizer_corpus] if tokenizer_corpus else None, tokenizer_chars
         )
         folder = init_model(
-            tiny,
+            model_dir,
             size=size,
             arch=arch,
             seed=seed,
@@ -73,31 +73,19 @@ def init_command(
     )  # fmt: skip
 
 
-@app.command("pretrain")
-@exits_on_error
 def pretrain_command(
-    model_dir: Path = typer.Argument(..., help="A model folder (from `repogym model init`)."),
-    corpus: list[Path] = typer.Option(
-        None,
-        "--corpus",
-        help="Python files/folders to pretrain on (repeatable; default: stdlib + site-packages).",
-    ),
-    budget: float = typer.Option(..., "--budget", help="Training time in minutes."),
-    out: Path = typer.Option(
-        None, "--out", help="Write the pretrained model here (default: replace DIR's weights)."
-    ),
-    seed: int = typer.Option(0, "--seed", help="Seed of data order and sampling."),
-    seq_len: int = typer.Option(256, "--seq-len", help="Tokens per training block."),
-    batch_size: int = typer.Option(16, "--batch-size", help="Blocks per step."),
-    learning_rate: float = typer.Option(
-        1e-3, "--learning-rate", help="Peak learning rate (cosine schedule)."
-    ),
-    max_chars: int = typer.Option(
-        24_000_000, "--max-chars", help="Corpus characters read (a fixed sample beyond)."
-    ),
-    save_steps: int = typer.Option(None, "--save-steps", help="Checkpoint interval (default: ~5% of the steps)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-) -> None:
+    model_dir: ModelDir,
+    budget: Annotated[float, typer.Option("--budget", help="Training time in minutes.")],
+    corpus: Annotated[list[Path] | None, typer.Option("--corpus", help="Python files/folders to pretrain on (repeatable; default: stdlib + site-packages).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the pretrained model here (default: replace DIR's weights).")] = None,
+    seed: Seed = 0,
+    seq_len: Annotated[int, typer.Option("--seq-len", help="Tokens per training block.")] = 256,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Blocks per step.")] = 16,
+    learning_rate: Annotated[float, typer.Option("--learning-rate", help="Peak learning rate (cosine schedule).")] = 1e-3,
+    max_chars: Annotated[int, typer.Option("--max-chars", help="Corpus characters read (a fixed sample beyond).")] = 24_000_000,
+    save_steps: Annotated[int | None, typer.Option("--save-steps", help="Checkpoint interval (default: ~5% of the steps).")] = None,
+    json_out: Json = False,
+) -> None:  # fmt: skip
     """Pretrain a small model on local Python source (causal LM), cached by its inputs, resumable after a kill.
 
     A second call with the same inputs returns at once (the cache is under $REPOGYM_CACHE/pretrain);
@@ -105,8 +93,6 @@ def pretrain_command(
 
     Example: repogym model pretrain checkpoints/tiny --corpus ~/src/our-repo --corpus /usr/lib/python3.11 --budget 10
     """
-    from repogym.train.pretrain import PretrainConfig, pretrain
-
     config = PretrainConfig(
         model_dir=str(model_dir), budget_minutes=budget, corpus=tuple(str(p) for p in corpus or ()),
         out_dir=str(out) if out else None, seed=seed, seq_len=seq_len, batch_size=batch_size,

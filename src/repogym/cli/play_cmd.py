@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import codeop
 import json
-from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from repogym.cli.common import check_sandbox, console, err_console, exits_on_error
+from repogym.cli.common import add_command, console, err_console
+from repogym.cli.options import NowFirstArgument, ReposDir, Tasks
+from repogym.cli.sandbox_option import Sandbox
+from repogym.env import make
 
 HELP = (
     "Type one tool call per prompt, e.g. view_file('src/app.py', '1:40') or bash('ls'); an unfinished call "
@@ -21,36 +23,29 @@ HELP = (
 
 
 def register(app: typer.Typer) -> None:
-    app.command("play")(play_command)
+    add_command(app, "play", play_command, NowFirstArgument(("--tasks", "-t"), "TASKS ID"))
 
 
-@exits_on_error
 def play_command(
-    instance_id: str = typer.Argument(..., help="The task's instance_id."),
-    tasks: Path = typer.Option(..., "--tasks", "-t", help="Task file (JSONL, JSON or parquet)."),
-    repos_dir: Path = typer.Option(
-        None, "--repos-dir", help="Folder of owner__name clones for tasks without repo_source."
-    ),
-    sandbox: str = typer.Option(
-        "bwrap", "--sandbox", callback=check_sandbox, help="bwrap (isolated) or local (NO isolation)."
-    ),
-    mode: str = typer.Option(
-        "agent", "--mode", help="agent (tool calls) or agentless (one SEARCH/REPLACE answer)."
-    ),
-    max_steps: int = typer.Option(50, "--max-steps", min=1, help="Steps before the episode is truncated."),
-) -> None:
+    tasks_file: Tasks,
+    instance_id: Annotated[str, typer.Argument(metavar="ID", help="The task's instance_id.", show_default=False)],
+    repos_dir: ReposDir = None,
+    sandbox: Sandbox = "bwrap",
+    mode: Annotated[str, typer.Option("--mode", help="agent (tool calls) or agentless (one SEARCH/REPLACE answer).")] = "agent",
+    max_steps: Annotated[int, typer.Option("--max-steps", min=1, help="Steps before the episode is truncated.")] = 50,
+) -> None:  # fmt: skip
     """Play one task yourself: the fastest way to debug a task and the tools.
 
-    Examples:
-      repogym play toy__calc-1 --tasks tasks.jsonl
-      repogym play toy__calc-1 --tasks tasks.jsonl --mode agentless
-    """
-    from repogym.env import make
+    Interactive: no --json (`repogym grade` and `repogym rollout` are the scripted forms).
 
+    Examples:
+      repogym play tasks.jsonl toy__calc-1
+      repogym play tasks.jsonl toy__calc-1 --mode agentless
+    """
     with err_console.status(f"preparing {instance_id} ({sandbox} sandbox)..."):
         env = make(
             instance_id,
-            str(tasks),
+            str(tasks_file),
             sandbox=sandbox,
             mode=mode,
             max_steps=max_steps,

@@ -5,44 +5,47 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from repogym.cli.common import check_sandbox, console, err_console, exits_on_error, track
-
-if TYPE_CHECKING:  # the pipeline is imported when the command runs: `repogym --help` stays quick
-    from repogym.pipeline.data import DataResult
-    from repogym.pipeline.plan import QuickstartPlan
-    from repogym.pipeline.quickstart import QuickstartRun
+from repogym.cli.common import add_command, console, err_console, print_json, track
+from repogym.cli.options import Jobs, Json, OutDir, Renamed, Seed
+from repogym.cli.progress import LiveBars
+from repogym.cli.sandbox_option import Sandbox
+from repogym.pipeline.data import DataResult
+from repogym.pipeline.plan import QuickstartPlan, make_plan
+from repogym.pipeline.quickstart import QuickstartRun, before_after_rows, run_quickstart
+from repogym.pipeline.record import StageResult
+from repogym.pipeline.runner import Hooks, PipelineError
 
 
 def register(app: typer.Typer) -> None:
-    app.command("quickstart")(exits_on_error(quickstart))
+    add_command(app, "quickstart", quickstart, Renamed("--workers", "--jobs"))
 
 
 def quickstart(
-    out: Annotated[
-        Path, typer.Option("--out", "-o", help="Folder for repos, tasks, models, evals and report.html.")
-    ] = Path("repogym-quickstart"),
+    out: OutDir = Path("repogym-quickstart"),
     fast: Annotated[
-        bool, typer.Option("--fast", help="The CI form: 2 repos, few bugs, tiny steps; every stage still runs.")
+        bool,
+        typer.Option("--fast", help="The CI form: 2 repos, few bugs, tiny steps; every stage still runs."),
     ] = False,
     budget: Annotated[
-        float | None, typer.Option("--budget", help="Training minutes (pretrain + SFT + GRPO); default 7, 0.8 with --fast.")
+        float | None,
+        typer.Option(
+            "--budget", help="Training minutes (pretrain + SFT + GRPO); default 7, 0.8 with --fast."
+        ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the sample repositories, the split and the training.")] = 0,
+    seed: Seed = 0,
     repos: Annotated[
-        int | None, typer.Option("--repos", min=2, max=8, help="Sample repositories (the last one is held out).")
+        int | None,
+        typer.Option("--repos", min=2, max=8, help="Sample repositories (the last one is held out)."),
     ] = None,
-    workers: Annotated[
-        int, typer.Option("--workers", "-j", min=1, help="Parallel validations and gradings.")
-    ] = 2,
-    sandbox: Annotated[
-        str, typer.Option(callback=check_sandbox, help="bwrap (isolated) or local (NO isolation).")
-    ] = "bwrap",
+    jobs: Jobs = 2,
+    sandbox: Sandbox = "bwrap",
+    json_out: Json = False,
 ) -> None:
     """Run the whole loop: sample repos -> mine + synth -> validate -> split -> tiny model -> baseline eval
     -> SFT -> GRPO -> eval on held-out functions and a held-out repo -> OUT/report.html.
@@ -54,13 +57,6 @@ def quickstart(
 
     Example: repogym quickstart --fast --out /tmp/qs && xdg-open /tmp/qs/report.html
     """
-    from repogym.cli.rollout_cmd import LiveBars
-    from repogym.pipeline.data import DataResult
-    from repogym.pipeline.plan import make_plan
-    from repogym.pipeline.quickstart import run_quickstart
-    from repogym.pipeline.record import StageResult
-    from repogym.pipeline.runner import Hooks, PipelineError
-
     plan = make_plan(fast=fast, budget_minutes=budget, repos=repos, seed=seed)
     saved = track("quickstart stages done")
     started = time.monotonic()
@@ -78,10 +74,13 @@ def quickstart(
     )  # fmt: skip
     try:
         with bars:
-            result = run_quickstart(out, plan, workers=workers, sandbox=sandbox, hooks=hooks)
+            result = run_quickstart(out, plan, workers=jobs, sandbox=sandbox, hooks=hooks)
     except PipelineError as exc:
         err_console.print(Text(f"quickstart: {exc}", style="red"), soft_wrap=True)
         sys.exit(1)
+    if json_out:
+        print_json(_summary(result, out))
+        return
     console.print(before_after_table(result, plan))
     console.print(
         f"tasks: {out / 'tasks.jsonl'}   report: {result.report}   ({_clock(started)} this run)\n"
@@ -89,6 +88,20 @@ def quickstart(
         f"--mode agentless {' '.join(_eval_options(plan.env_options))} -n 4 --out my-eval",
         markup=False, soft_wrap=True,
     )  # fmt: skip
+
+
+def _summary(result: QuickstartRun, out: Path) -> dict[str, Any]:
+    """--json: where everything is, the split's sizes and each held-out evaluation (split, stage, numbers)."""
+    return {
+        "out": str(out),
+        "tasks": str(out / "tasks.jsonl"),
+        "report": str(result.report),
+        "split": result.split.to_dict(),
+        "scores": [
+            {"split": split, "stage": stage, **score.to_dict()}
+            for (split, stage), score in result.scores.items()
+        ],
+    }
 
 
 _ANSWERS = {"lines": "the suspicious line rewritten", "search_replace": "SEARCH/REPLACE blocks"}
@@ -111,8 +124,12 @@ def data_table(data: DataResult, out: Path) -> Table:
     table.add_column("seconds", justify="right")
     seconds = lambda key: f"{data.timings[key]:.1f}" if key in data.timings else ""  # noqa: E731
     n = data.tasks
-    table.add_row("sample repos", f"{len(data.repos)} ({data.planted_fixes} planted fixes)", seconds("generate_s"))
-    table.add_row("mined", f"{data.candidates} candidates / {data.commits_scanned} commits", seconds("mine_s"))
+    table.add_row(
+        "sample repos", f"{len(data.repos)} ({data.planted_fixes} planted fixes)", seconds("generate_s")
+    )
+    table.add_row(
+        "mined", f"{data.candidates} candidates / {data.commits_scanned} commits", seconds("mine_s")
+    )
     table.add_row("synth", f"{data.synth_candidates} single-line bugs", seconds("synth_s"))
     table.add_row("validated", f"{data.validated} proved by their tests", seconds("validate_s"))
     table.add_row("privacy scrub", f"{data.privacy_dropped} dropped (secrets, licence)", "")
@@ -123,8 +140,6 @@ def data_table(data: DataResult, out: Path) -> Table:
 
 
 def before_after_table(result: QuickstartRun, plan: QuickstartPlan) -> Table:
-    from repogym.pipeline.quickstart import before_after_rows
-
     table = Table(
         title="before / after: resolved on held-out tasks (pass@1, bootstrap 95% interval)",
         caption=f"trained on {result.split.train} tasks; agentless, 3-line window at the gold patch's lines "

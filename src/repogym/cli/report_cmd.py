@@ -3,29 +3,31 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from repogym.cli.common import console, err_console, exits_on_error
+from repogym.cli.common import add_command, console, err_console, print_json
+from repogym.cli.options import Json
 from repogym.errors import ConfigError
+from repogym.evaluate.report import build_report
+
+#: The packages of the `report` extra (pyproject.toml), which a plain install lacks.
+REPORT_EXTRA = ("matplotlib", "jinja2")
 
 
 def register(app: typer.Typer) -> None:
-    app.command("report")(report_command)
+    add_command(app, "report", report_command)
 
 
-@exits_on_error
 def report_command(
-    run_dirs: list[Path] = typer.Argument(
-        ..., help="Run folders: eval, training, rollout, mining/validation outputs."
-    ),
-    out: Path = typer.Option(Path("report.html"), "--out", "-o", help="The HTML file to write."),
-    max_attempts: int = typer.Option(
-        100, "--max-attempts", help="Trajectories shown per rollout (first attempts of every task first)."
-    ),
-) -> None:
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders: eval, training, rollout, mining/validation outputs.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
+    max_attempts: Annotated[int, typer.Option("--max-attempts", help="Trajectories shown per rollout (first attempts of every task first).")] = 100,
+    json_out: Json = False,
+) -> None:  # fmt: skip
     """Write one self-contained HTML page (opens offline) from run folders; plots also as PNGs beside it.
 
     Sections: training curves, before/after resolve rate per split, funnels, a per-task table and a
@@ -37,12 +39,6 @@ def report_command(
 
     Example: repogym report runs/eval-baseline runs/eval-sft runs/sft runs/mine --out report.html
     """
-    try:
-        from repogym.evaluate.report import build_report
-    except ImportError as exc:
-        raise ConfigError(
-            f"repogym report needs the report extra ({exc.name} is missing): pip install 'repogym[report]'"
-        ) from None
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         console=err_console,
@@ -54,11 +50,26 @@ def report_command(
             bars[what] = progress.add_task(what, total=total)
         progress.update(bars[what], completed=done)
 
-    with progress:
-        result = build_report(run_dirs, out, max_attempts=max_attempts, on_progress=on_progress)
+    try:
+        with progress:
+            result = build_report(run_dirs, out, max_attempts=max_attempts, on_progress=on_progress)
+    except ModuleNotFoundError as exc:  # the extra's packages are imported where the page draws
+        if (exc.name or "").split(".")[0] not in REPORT_EXTRA:
+            raise
+        raise ConfigError(
+            f"repogym report needs the report extra ({exc.name} is missing): pip install 'repogym[report]'"
+        ) from None
     found = result.inputs
     for warning in found.warnings:
         err_console.print(Text(f"warning: {warning}"), soft_wrap=True)
+    if json_out:
+        print_json({
+            "out": str(out), "bytes": out.stat().st_size, "plots_dir": str(result.plots_dir),
+            "plots": [str(plot) for plot in result.plots], "evals": len(found.evals),
+            "trainings": len(found.trainings), "funnels": len(found.funnels), "attempts_shown": result.attempts_shown,
+            "warnings": list(found.warnings),
+        })  # fmt: skip
+        return
     console.print(Text(
         f"wrote {out} ({out.stat().st_size / 1024:.0f} KiB) and {len(result.plots)} plot(s) in {result.plots_dir}: "
         f"{len(found.evals)} eval(s), {len(found.trainings)} training run(s), {len(found.funnels)} funnel(s), "

@@ -3,45 +3,35 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from repogym.cli.common import console, exits_on_error, print_json
+from repogym.cli.common import add_command, add_group, console, print_json
+from repogym.cli.options import Json, Seed
 from repogym.samples import SampleRepo, generate_suite
 
-app = typer.Typer(
-    help=(
-        "Generate small Python libraries whose git history holds real, verifiable bug fixes.\n\n"
-        "Example: repogym samples generate /tmp/samples --repos 3 --seed 1"
-    ),
-    no_args_is_help=True,
+HELP = (
+    "Generate small Python libraries whose git history holds real, verifiable bug fixes.\n\n"
+    "Example: repogym samples generate /tmp/samples --repos 3 --seed 1"
 )
 
 
-@app.command("generate")
-@exits_on_error
+def register(app: typer.Typer) -> None:
+    group = add_group(app, "samples", HELP)
+    add_command(group, "generate", generate)
+
+
 def generate(
-    out_dir: Path = typer.Argument(
-        ..., metavar="OUT_DIR", help="Folder for the repositories, their PR exports and manifests."
-    ),
-    seed: int = typer.Option(0, "--seed", help="Same seed, same repositories and commit shas."),
-    repos: int = typer.Option(
-        3, "--repos", min=1, help="How many repositories (each a different library while kinds last)."
-    ),
-    license: list[str] = typer.Option(
-        ["MIT"],
-        "--license",
-        help="SPDX id of the licence; repeat it to alternate (MIT, Apache-2.0, BSD-3-Clause, GPL-3.0-only).",
-    ),
-    bug_fixes: int = typer.Option(
-        3, "--bug-fixes", min=1, help="Planted bug fixes per repository (at most 6)."
-    ),
-    prs: bool = typer.Option(
-        True, "--prs/--no-prs", help="Land some fixes as merged PRs and write a PR/issue export."
-    ),
-    json_out: bool = typer.Option(False, "--json", help="Print the manifests as JSON instead of tables."),
-) -> None:
+    out_dir: Annotated[Path, typer.Argument(metavar="OUT_DIR", help="Folder for the repositories, their PR exports and manifests.")],
+    seed: Seed = 0,
+    repos: Annotated[int, typer.Option("--repos", min=1, help="How many repositories (each a different library while kinds last).")] = 3,
+    license: Annotated[list[str] | None, typer.Option("--license", help="SPDX id of the licence; repeat it to alternate (MIT, Apache-2.0, BSD-3-Clause, GPL-3.0-only). Default: MIT.")] = None,
+    bug_fixes: Annotated[int, typer.Option("--bug-fixes", min=1, help="Planted bug fixes per repository (at most 6).")] = 3,
+    prs: Annotated[bool, typer.Option("--prs/--no-prs", help="Land some fixes as merged PRs and write a PR/issue export.")] = True,
+    json_out: Json = False,
+) -> None:  # fmt: skip
     """Write sample repositories into OUT_DIR, with `<name>.prs.jsonl` and `<name>.manifest.json` beside each.
 
     Example: repogym samples generate /tmp/samples --seed 1 --repos 3 --license MIT --license GPL-3.0-only
@@ -50,7 +40,7 @@ def generate(
         out_dir,
         seed=seed,
         n_repos=repos,
-        license=license,
+        license=license or ["MIT"],
         n_bug_fixes=bug_fixes,
         with_prs=prs,
         manifests=True,
@@ -93,8 +83,3 @@ def _fixes_table(repos: list[SampleRepo]) -> Table:
             tests = "\n".join(test.split("::")[-1] for test in fix.FAIL_TO_PASS)
             table.add_row(repo.name, fix.slug, fix.kind.value, link, fix.fix_commit[:8], tests)
     return table
-
-
-def register(root: typer.Typer) -> None:
-    """Add `repogym samples ...` to the root app."""
-    root.add_typer(app, name="samples")

@@ -9,7 +9,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from repogym.cli.common import console, exits_on_error
+from repogym.cli.common import add_command, console, err_console, print_json
+from repogym.cli.options import Json, OutTasks, Tasks
 from repogym.config import validate_config
 from repogym.dataset import load_tasks, save_tasks
 from repogym.files import write_json
@@ -17,21 +18,23 @@ from repogym.privacy import DEFAULT_ALLOWLIST, PiiKind, Policy, ScrubConfig, Scr
 
 
 def register(app: typer.Typer) -> None:
-    app.command("scrub")(exits_on_error(scrub_command))
+    add_command(app, "scrub", scrub_command)
 
 
 def scrub_command(
-    tasks_file: Annotated[Path, typer.Argument(help="Task file (JSONL, JSON or parquet).")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Scrubbed tasks; the suffix (.jsonl, .json, .parquet) picks the format.")],
+    tasks_file: Tasks,
+    out: OutTasks,
     policy: Annotated[Policy, typer.Option("--policy", help="drop: leave out tasks with secrets; redact: replace secrets with <REDACTED:type> where the patch still applies.")] = Policy.DROP,
     allow_license: Annotated[list[str] | None, typer.Option("--allow-license", help="SPDX id to accept besides the default permissive list (repeatable), e.g. GPL-3.0.")] = None,
     allow_unknown_license: Annotated[bool, typer.Option("--allow-unknown-license", help="Keep tasks whose repository licence cannot be determined.")] = False,
     pii: Annotated[list[str] | None, typer.Option("--pii", help="Personal data to redact: email, phone, ipv4 (repeatable; default all; 'none' for none).")] = None,
     report: Annotated[Path | None, typer.Option("--report", help="Write the JSON report here (dropped ids, findings by place and type, licences).")] = None,
+    json_out: Json = False,
 ) -> None:  # fmt: skip
     """Drop or redact secrets, redact personal data, and refuse tasks from repositories whose licence is not allowed.
 
     Secret values are never written anywhere: the report names the task, field, line and detector only.
+    --json prints the report as one JSON object.
 
     Examples:
       repogym scrub tasks.jsonl --out clean.jsonl --report scrub.json
@@ -49,19 +52,20 @@ def scrub_command(
         source="repogym scrub options",
     )
     tasks = load_tasks(tasks_file)
-    with console.status(f"scrubbing {len(tasks)} tasks"):
+    with err_console.status(f"scrubbing {len(tasks)} tasks"):
         result = scrub_tasks(tasks, config)
     save_tasks(result.tasks, out)
+    summary = {
+        "input": str(tasks_file),
+        "output": str(out),
+        "config": config.model_dump(mode="json"),
+        **result.to_report(),
+    }
     if report is not None:
-        write_json(
-            report,
-            {
-                "input": str(tasks_file),
-                "output": str(out),
-                "config": config.model_dump(mode="json"),
-                **result.to_report(),
-            },
-        )
+        write_json(report, summary)
+    if json_out:
+        print_json(summary)
+        return
     _print_summary(result, out, report)
 
 

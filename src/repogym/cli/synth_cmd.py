@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from rich.progress import (
     BarColumn,
@@ -16,48 +15,53 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
-from typer.core import TyperGroup
 
-from repogym.cli.common import check_sandbox, console, err_console, exits_on_error, nothing_produced, track
+from repogym.cli.common import (
+    add_command,
+    add_group,
+    console,
+    err_console,
+    nothing_produced,
+    print_json,
+    track,
+)
+from repogym.cli.options import Json, OutTasks, Seed, Tasks
+from repogym.cli.sandbox_option import Sandbox
 from repogym.config import validate_config
 from repogym.dataset import load_tasks, save_tasks
 from repogym.errors import ConfigError
 from repogym.files import write_json
+from repogym.synth.combine import combine
 from repogym.synth.config import SynthConfig
+from repogym.synth.issues import make_issue_writer
+from repogym.synth.methods import METHODS
+from repogym.synth.synth import synthesize
+from repogym.validate.statement import rewrite_statements
 
-
-class _DefaultToInject(TyperGroup):
-    """`repogym synth REPO ...` means `repogym synth inject REPO ...`: a first word that names no command
-    (and is not --help) goes to `inject`."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
-            args = ["inject", *args]
-        return super().parse_args(ctx, args)
-
-
-app = typer.Typer(
-    cls=_DefaultToInject,
-    no_args_is_help=True,
-    help=(
-        "Synthetic tasks: inject bugs into the functions the tests cover (SWE-smith style), combine them.\n\n"
-        "`repogym synth REPO ...` is short for `repogym synth inject REPO ...`.\n\n"
-        "Example: repogym synth ../calc --out candidates.jsonl --seed 0 && "
-        "repogym validate candidates.jsonl --out tasks.jsonl -j 2"
-    ),
+HELP = (
+    "Synthetic tasks: inject bugs into the functions the tests cover (SWE-smith style), combine them.\n\n"
+    "`repogym synth REPO ...` is short for `repogym synth inject REPO ...`.\n\n"
+    "Example: repogym synth ../calc --out candidates.jsonl --seed 0 && "
+    "repogym validate candidates.jsonl --out tasks.jsonl -j 2"
 )
+
+
+def register(app: typer.Typer) -> None:
+    group = add_group(app, "synth", HELP, default="inject")
+    add_command(group, "inject", inject_command)
+    add_command(group, "methods", methods_command)
+    add_command(group, "combine", combine_command)
+    add_command(group, "statements", statements_command)
 
 
 def _split_names(values: list[str]) -> list[str]:
     return [name.strip() for value in values for name in value.split(",") if name.strip()]
 
 
-@app.command("inject")
-@exits_on_error
 def inject_command(
     repos: Annotated[list[Path], typer.Argument(help="Git repositories (working copies or bare) with a pytest suite.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Candidates file; .jsonl, .json or .parquet picks the format.")],
-    seed: Annotated[int, typer.Option("--seed", help="Same seed and repo state: same candidates, ids and commits.")] = 0,
+    out: OutTasks,
+    seed: Seed = 0,
     rev: Annotated[str, typer.Option("--rev", help="The clean state to inject bugs into (branch, tag or sha).")] = "HEAD",
     methods: Annotated[list[str], typer.Option("--methods", "-m", help="Methods or groups (single_line, structural, class), comma-separated or repeated (default: all; see `repogym synth methods`).")] = [],  # noqa: B006
     per_function: Annotated[int, typer.Option("--per-function", min=1, help="Most candidates per covered function.")] = 10,
@@ -68,14 +72,16 @@ def inject_command(
     python: Annotated[str, typer.Option("--python", help="Python version of the environment (default: the one running repogym).")] = "",
     packages: Annotated[list[str], typer.Option("--package", help="Extra requirement of the environment (repeatable; coverage is always added).")] = [],  # noqa: B006
     test_cmd: Annotated[str, typer.Option("--test-cmd", help="Command that runs the tests (default: python -m pytest -rA).")] = "",
-    sandbox: Annotated[str, typer.Option("--sandbox", callback=check_sandbox, help="bwrap (isolated) or local (NO isolation) for the coverage run.")] = "bwrap",
+    sandbox: Sandbox = "bwrap",
     funnel: Annotated[Path | None, typer.Option("--funnel", help="Funnel JSON (default: OUT.funnel.json).")] = None,
+    json_out: Json = False,
 ) -> None:  # fmt: skip
     """Inject bugs into the functions the test suite covers; write them as candidate tasks to validate next.
 
     Each candidate is a commit on top of REV in a repository kept under --store; its gold patch undoes the
     bug, its test patch is empty, its metadata has method, file, function, lines and difficulty. Re-running
     the same command (after an interruption too) reuses the coverage run and gives the same candidates.
+    The sandbox runs the coverage run.
 
     Examples:
       repogym synth ../calc --out candidates.jsonl --seed 0
@@ -83,8 +89,6 @@ def inject_command(
       repogym synth ../calc --out small.jsonl --methods single_line
       repogym validate candidates.jsonl --out tasks.jsonl -j 2
     """
-    from repogym.synth.synth import synthesize
-
     if repo_name and len(repos) > 1:
         raise ConfigError("--repo-name names one repository: give one REPO with it")
     config = validate_config(
@@ -130,6 +134,12 @@ def inject_command(
     if not tasks:
         raise nothing_produced(f"no candidate was drawn; {out} was not written (funnel: {funnel_path})")
     save_tasks(tasks, out)
+    if json_out:
+        print_json({
+            "out": str(out), "candidates": len(tasks), "store": str(store_dir), "funnel_path": str(funnel_path),
+            "funnels": [f.to_dict() for f in funnels],
+        })  # fmt: skip
+        return
     console.print(
         f"[green]wrote[/] {len(tasks)} candidates to {out}; repositories in {store_dir}; funnel in {funnel_path}"
     )
@@ -149,69 +159,73 @@ def _progress() -> Progress:
     )
 
 
-@app.command("methods")
-def methods_command() -> None:
+def methods_command(json_out: Json = False) -> None:
     """List the bug-injection methods (the names recorded in metadata["method"]).
 
     Example: repogym synth methods
     """
-    from repogym.synth.methods import METHODS
-
-    table = Table(title="bug-injection methods")
-    for column in ("method", "kind", "what it does"):
-        table.add_column(column)
+    rows = []
     for name in METHODS.names():
         method = METHODS.get(name)
         kind = "class" if method.class_level else ("single-line" if method.single_line else "structural")
-        table.add_row(name, kind, method.description)
+        rows.append({"name": name, "kind": kind, "description": method.description})
+    if json_out:
+        print_json({"methods": rows})
+        return
+    table = Table(title="bug-injection methods")
+    for column in ("method", "kind", "what it does"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row["name"], row["kind"], row["description"])
     console.print(table)
 
 
-@app.command("combine")
-@exits_on_error
 def combine_command(
-    tasks_file: Annotated[Path, typer.Argument(help="Validated synthetic tasks (from `repogym validate`).")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Combined candidates (validate them next).")],
+    tasks_file: Tasks,
+    out: OutTasks,
     same: Annotated[str, typer.Option("--same", help="Combine bugs of the same 'file' or the same 'module' (folder).")] = "file",
     max_parts: Annotated[int, typer.Option("--max", min=2, help="Most bugs in one combined task.")] = 3,
-    seed: Annotated[int, typer.Option("--seed", help="Same seed, same combinations.")] = 0,
+    seed: Seed = 0,
+    json_out: Json = False,
 ) -> None:  # fmt: skip
     """Merge validated bugs whose injections apply together into harder candidates (each bug used once).
 
+    TASKS are validated synthetic tasks (from `repogym validate`); validate the combined candidates next.
+
     Example: repogym synth combine tasks.jsonl --same file --max 3 --out combined.jsonl && repogym validate combined.jsonl --out hard.jsonl
     """
-    from repogym.synth.combine import combine
-
     combined = combine(list(load_tasks(tasks_file)), same=same, max_parts=max_parts, seed=seed)
     if not combined:
         raise nothing_produced(f"no two validated bugs of one {same} apply together; {out} was not written")
     save_tasks(combined, out)
+    if json_out:
+        print_json({"out": str(out), "candidates": len(combined)})
+        return
     console.print(
         f"[green]wrote[/] {len(combined)} combined candidates to {out}; validate them next", markup=False
     )
 
 
-@app.command("statements")
-@exits_on_error
 def statements_command(
-    tasks_file: Annotated[Path, typer.Argument(help="Validated synthetic tasks.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="The tasks with rewritten problem statements.")],
+    tasks_file: Tasks,
+    out: OutTasks,
     issue_writer: Annotated[str, typer.Option("--issue-writer", help="openai:MODEL: an OpenAI-compatible endpoint writes issue-style statements.")],
     base_url: Annotated[str, typer.Option("--base-url", help="The endpoint's base URL, e.g. http://127.0.0.1:8000/v1.")] = "",
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Longest statement, in tokens.")] = 400,
+    json_out: Json = False,
 ) -> None:  # fmt: skip
     """Rewrite synthetic tasks' statements with an LLM, told never to reveal the fix; a text that quotes the
     fix is refused and the failing-output statement kept (metadata["statement"] says which).
 
     Example: repogym synth statements tasks.jsonl --issue-writer openai:qwen --base-url http://127.0.0.1:8000/v1 --out issues.jsonl
     """
-    from repogym.synth.issues import make_issue_writer
-    from repogym.validate.statement import rewrite_statements
-
     writer = make_issue_writer(issue_writer, base_url, max_tokens)
     tasks = rewrite_statements(list(load_tasks(tasks_file)), writer)
     save_tasks(tasks, out)
     used = sum(1 for t in tasks if t.metadata.get("statement", {}).get("writer") == writer.name)
+    if json_out:
+        print_json({"out": str(out), "tasks": len(tasks), "rewritten": used, "writer": writer.name})
+        return
     console.print(
         f"[green]wrote[/] {len(tasks)} tasks to {out}: {used} statement(s) by {writer.name}, the rest kept",
         markup=False,

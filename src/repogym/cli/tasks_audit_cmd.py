@@ -4,34 +4,31 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from repogym.cli.common import check_sandbox, console, exits_on_error, print_json, track
+from repogym.audit import BATTERY, AuditReport, TaskAudit, audit_tasks
+from repogym.cli.common import RunProgress, add_command, console, err_console, print_json, subgroup, track
+from repogym.cli.options import Instances, Jobs, Json, OutReport, ReposDir, Tasks
+from repogym.cli.sandbox_option import Sandbox
 from repogym.dataset import load_tasks
 from repogym.errors import RepogymError
-
-if TYPE_CHECKING:
-    from repogym.audit import AuditReport, TaskAudit
+from repogym.task import Task
 
 
 def register(app: typer.Typer) -> None:
-    app.command("audit")(exits_on_error(audit_command))
+    add_command(subgroup(app, "tasks"), "audit", audit_command)
 
 
 def audit_command(
-    tasks_file: Annotated[Path, typer.Argument(help="Task file: JSONL, JSON array (SWE-bench) or parquet.")],
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", "-o", help="The audit report (JSON); re-running with the same --out resumes."),
-    ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the report as one JSON object.")] = False,
-    instances: Annotated[
-        list[str] | None, typer.Option("--instance", "-i", help="Audit only these instance ids (repeatable).")
-    ] = None,
+    tasks_file: Tasks,
+    out: OutReport = None,
+    json_out: Json = False,
+    instances: Instances = None,
     attacks: Annotated[
         str | None,
         typer.Option(
@@ -39,15 +36,9 @@ def audit_command(
         ),
     ] = None,
     list_attacks: Annotated[bool, typer.Option("--list", help="List the battery and exit.")] = False,
-    workers: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Tasks audited at once.")] = 1,
-    repos_dir: Annotated[
-        Path | None,
-        typer.Option("--repos-dir", help="Folder of owner__name clones for tasks without repo_source."),
-    ] = None,
-    sandbox: Annotated[
-        str,
-        typer.Option("--sandbox", callback=check_sandbox, help="bwrap (isolated) or local (NO isolation)."),
-    ] = "bwrap",
+    jobs: Jobs = 1,
+    repos_dir: ReposDir = None,
+    sandbox: Sandbox = "bwrap",
 ) -> None:
     """Try every known reward hack on each task and look for the fix from an agent's episode.
 
@@ -62,9 +53,12 @@ def audit_command(
       repogym tasks audit lite.jsonl --repos-dir repos/ -i pallets__flask-4045 --json
       repogym tasks audit tasks.jsonl --out audit.json -j 2 --attacks sitecustomize_package,pth_file
     """
-    from repogym.audit import BATTERY
-
     if list_attacks:
+        if json_out:
+            print_json({"attacks": [
+                {"name": a.name, "kind": a.kind.value, "description": a.description} for a in BATTERY
+            ]})  # fmt: skip
+            return
         for attack in BATTERY:
             console.print(
                 f"{attack.name:36} {attack.kind.value:20} {escape(attack.description)}", soft_wrap=True
@@ -75,7 +69,7 @@ def audit_command(
     names = [name.strip() for name in attacks.split(",") if name.strip()] if attacks else None
     progress = track("tasks audited")
     try:
-        report = _run(chosen, out, names, workers, sandbox, repos_dir, progress, quiet=json_out)
+        report = _run(chosen, out, names, jobs, sandbox, repos_dir, progress, quiet=json_out)
     except ValueError as exc:
         raise RepogymError(f"--attacks: {exc}") from None
     if json_out:
@@ -86,14 +80,13 @@ def audit_command(
         sys.exit(1)
 
 
-def _run(tasks, out, names, workers, sandbox, repos_dir, progress, quiet: bool) -> AuditReport:  # type: ignore[no-untyped-def]
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from repogym.audit import audit_tasks
-
+def _run(
+    tasks: list[Task], out: Path | None, names: list[str] | None, jobs: int, sandbox: str, repos_dir: Path | None,
+    progress: RunProgress, quiet: bool,
+) -> AuditReport:  # fmt: skip
     bar = Progress(
         TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.fields[last]}"), console=console, disable=quiet or not sys.stderr.isatty(),
+        TextColumn("{task.fields[last]}"), console=err_console, disable=quiet or not sys.stderr.isatty(),
     )  # fmt: skip
     with bar:
         handle = bar.add_task("audit", total=len(tasks), last="")
@@ -103,7 +96,7 @@ def _run(tasks, out, names, workers, sandbox, repos_dir, progress, quiet: bool) 
             bar.update(handle, advance=1, last=f"{audited.instance_id}: {_verdict(audited)}")
 
         return audit_tasks(
-            tasks, out, attack_names=names, workers=workers, sandbox=sandbox,
+            tasks, out, attack_names=names, workers=jobs, sandbox=sandbox,
             repos_dir=str(repos_dir) if repos_dir else None, on_task=finished,
         )  # fmt: skip
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -11,35 +11,31 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from repogym.cli import tasks_audit_cmd
-from repogym.cli.common import console, exits_on_error, print_json
+from repogym.cli.common import add_command, add_group, console, print_json
+from repogym.cli.options import Json, NowFirstArgument, OutTasks, Renamed, ReposDir, Seed, Tasks
 from repogym.data import SpecsApplied, apply_specs, builtin_specs, installed_pythons, missing_interpreters
 from repogym.dataset import Style, format_for_path, load_tasks, save_tasks
 from repogym.envfile import load_env_file
+from repogym.errors import ConfigError
 from repogym.patches import diff_stats
 from repogym.stats import Distribution, task_stats
+from repogym.synth.split import SplitBy, split_tasks, write_split
 
-app = typer.Typer(
-    help="Import, export and inspect task datasets.\n\nExample: repogym tasks stats examples/tasks.jsonl",
-    no_args_is_help=True,
-)
-tasks_audit_cmd.register(app)
-
-TaskFile = Annotated[
-    Path, typer.Argument(help="Task file: JSONL, JSON array (SWE-bench) or parquet; detected from content.")
-]
+HELP = "Import, export and inspect task datasets.\n\nExample: repogym tasks stats examples/tasks.jsonl"
 
 
-@app.command("import")
-@exits_on_error
+def register(app: typer.Typer) -> None:
+    group = add_group(app, "tasks", HELP)
+    add_command(group, "import", import_tasks)
+    add_command(group, "export", export_tasks)
+    add_command(group, "stats", stats)
+    add_command(group, "show", show, NowFirstArgument(("--tasks", "-t"), "TASKS ID"))
+    add_command(group, "split", split, Renamed("--out-dir", "--out"))
+
+
 def import_tasks(
-    file: TaskFile,
-    out: Annotated[
-        Path,
-        typer.Option(
-            "--out", "-o", help="Output file; its suffix (.jsonl, .json, .parquet) picks the format."
-        ),
-    ],
+    tasks_file: Tasks,
+    out: OutTasks,
     specs: Annotated[
         str | None,
         typer.Option(
@@ -51,8 +47,11 @@ def import_tasks(
     ] = None,
     env_file: Annotated[
         Path | None,
-        typer.Option("--env-file", help="An env file of your own (repogym.toml format), applied after --specs."),
+        typer.Option(
+            "--env-file", help="An env file of your own (repogym.toml format), applied after --specs."
+        ),
     ] = None,
+    json_out: Json = False,
 ) -> None:
     """Read tasks in any supported format and write them in repogym's form.
 
@@ -62,13 +61,30 @@ def import_tasks(
     files = [builtin_specs(specs)] if specs else []
     if env_file is not None:
         files.append(load_env_file(env_file))
-    tasks = list(load_tasks(file))
+    tasks = list(load_tasks(tasks_file))
+    applied = None
     if files:
         applied = apply_specs(tasks, *files)
         tasks = applied.tasks
         _print_specs_summary(applied, specs or str(env_file))
     count = save_tasks(tasks, out)
+    if json_out:
+        print_json(
+            {"out": str(out), "tasks": count, "specs": _specs_summary(applied, specs or str(env_file))}
+        )
+        return
     console.print(f"[green]wrote[/] {count} tasks to {escape(str(out))}", soft_wrap=True)
+
+
+def _specs_summary(applied: SpecsApplied | None, name: str) -> dict[str, Any] | None:
+    if applied is None:
+        return None
+    return {
+        "source": name,
+        "shaped": applied.shaped,
+        "unmatched": applied.unmatched,
+        "missing_pythons": missing_interpreters(applied.tasks),
+    }
 
 
 def _print_specs_summary(applied: SpecsApplied, name: str) -> None:
@@ -80,28 +96,32 @@ def _print_specs_summary(applied: SpecsApplied, name: str) -> None:
     missing = missing_interpreters(applied.tasks)
     for version, count in sorted(missing.items()):
         console.print(
-            Text(f"{count} task(s) need Python {version}, which is not installed here ({installed_pythons()}): "
-                 "their environments will not build until it is (e.g. `pyenv install`)"),
+            Text(
+                f"{count} task(s) need Python {version}, which is not installed here ({installed_pythons()}): "
+                "their environments will not build until it is (e.g. `pyenv install`)"
+            ),
             style="yellow",
         )
 
 
-@app.command("export")
-@exits_on_error
 def export_tasks(
-    file: TaskFile,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output file (.jsonl, .json or .parquet).")],
+    tasks_file: Tasks,
+    out: OutTasks,
     format: Annotated[
         Style,
         typer.Option("--format", "-f", help="swebench: exactly SWE-bench's fields; repogym: all fields."),
     ] = Style.SWEBENCH,
+    json_out: Json = False,
 ) -> None:
     """Write tasks in SWE-bench's exact form (test lists JSON-encoded), for SWE-bench's own harness.
 
     Example: repogym tasks export examples/tasks.jsonl --format swebench --out tasks.swebench.json
     """
     format_for_path(out)
-    count = save_tasks(load_tasks(file), out, style=format)
+    count = save_tasks(load_tasks(tasks_file), out, style=format)
+    if json_out:
+        print_json({"out": str(out), "tasks": count, "format": format.value})
+        return
     console.print(
         f"[green]wrote[/] {count} tasks to {escape(str(out))} ({format.value} form)", soft_wrap=True
     )
@@ -111,23 +131,16 @@ def _dist_row(table: Table, label: str, dist: Distribution) -> None:
     table.add_row(label, f"{dist.mean:.1f}", f"{dist.median:.0f}", str(dist.max))
 
 
-@app.command("stats")
-@exits_on_error
-def stats(
-    file: TaskFile,
-    json_out: Annotated[
-        bool, typer.Option("--json", help="Print the figures as JSON instead of tables.")
-    ] = False,
-) -> None:
+def stats(tasks_file: Tasks, json_out: Json = False) -> None:
     """Tasks per repo and source, patch sizes, FAIL_TO_PASS / PASS_TO_PASS counts.
 
     Example: repogym tasks stats examples/tasks.jsonl
     """
-    figures = task_stats(load_tasks(file))
+    figures = task_stats(load_tasks(tasks_file))
     if json_out:
         print_json(figures.to_dict())
         return
-    console.print(Text(f"{figures.count} tasks in {file}"), soft_wrap=True)
+    console.print(Text(f"{figures.count} tasks in {tasks_file}"), soft_wrap=True)
     repos = Table(title="tasks per repo")
     repos.add_column("repo")
     repos.add_column("tasks", justify="right")
@@ -152,16 +165,16 @@ def stats(
         )
 
 
-@app.command("show")
-@exits_on_error
 def show(
-    instance_id: Annotated[str, typer.Argument(help="The task's instance_id.")],
-    tasks_file: Annotated[Path, typer.Option("--tasks", "-t", help="Task file in any supported format.")],
-    json_out: Annotated[bool, typer.Option("--json", help="Print the task as one JSON object.")] = False,
+    tasks_file: Tasks,
+    instance_id: Annotated[
+        str, typer.Argument(metavar="ID", help="The task's instance_id.", show_default=False)
+    ],
+    json_out: Json = False,
 ) -> None:
     """Print one task: problem statement, patches, tests and environment.
 
-    Example: repogym tasks show psf__requests-2931 --tasks examples/tasks.jsonl
+    Example: repogym tasks show examples/tasks.jsonl psf__requests-2931
     """
     task = load_tasks(tasks_file).get(instance_id)
     if json_out:
@@ -195,46 +208,41 @@ def show(
     )
 
 
-@app.command("split")
-@exits_on_error
 def split(
-    file: TaskFile,
+    tasks_file: Tasks,
     by: Annotated[
         str,
         typer.Option(
             "--by", help="What no two sides share: repo, file, function, or time (oldest to train)."
         ),
     ],
-    out_dir: Annotated[
-        Path, typer.Option("--out-dir", help="Folder for train.jsonl, test.jsonl and manifest.json.")
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for train.jsonl, test.jsonl and manifest.json.")
     ],
     ratio: Annotated[
         float, typer.Option("--ratio", help="Share of the tasks in train (0 < ratio < 1).")
     ] = 0.8,
-    seed: Annotated[int, typer.Option("--seed", help="Same tasks, mode, ratio and seed: same split.")] = 0,
-    repos_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--repos-dir",
-            help="Folder of owner__name clones, to find the functions of tasks without repo_source.",
-        ),
-    ] = None,
+    seed: Seed = 0,
+    repos_dir: ReposDir = None,
+    json_out: Json = False,
 ) -> None:
     """Split tasks into train and test with no function (by file: no file; by repo: no repo) on both sides.
 
-    Identical diffs are deduplicated first; the manifest records what went where and why.
+    Identical diffs are deduplicated first; the manifest records what went where and why (--json prints it).
 
-    Example: repogym tasks split tasks.jsonl --by function --ratio 0.8 --out-dir splits/ --seed 0
+    Example: repogym tasks split tasks.jsonl --by function --ratio 0.8 --out splits/ --seed 0
     """
-    from repogym.errors import ConfigError
-    from repogym.synth.split import SplitBy, split_tasks, write_split
-
     try:
         mode = SplitBy(by)
     except ValueError:
         raise ConfigError(f"--by {by!r}: choose one of {', '.join(m.value for m in SplitBy)}") from None
-    result = split_tasks(list(load_tasks(file)), mode, ratio, seed, str(repos_dir) if repos_dir else None)
-    manifest = write_split(result, out_dir)
+    result = split_tasks(
+        list(load_tasks(tasks_file)), mode, ratio, seed, str(repos_dir) if repos_dir else None
+    )
+    manifest = write_split(result, out)
+    if json_out:
+        print_json({"manifest_path": str(manifest), **result.manifest})
+        return
     counts = result.manifest["counts"]
     console.print(
         Text(

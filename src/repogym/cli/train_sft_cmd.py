@@ -4,29 +4,27 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from repogym.cli.common import console, exits_on_error, print_json
+from repogym.cli.common import add_command, console, print_json, subgroup
+from repogym.cli.options import Json
+from repogym.train.sft import run_sft
+from repogym.train.sft_config import load_sft_config
 
 
 def register(app: typer.Typer) -> None:
-    """Add `sft` to the `train` sub-app."""
-    app.command("sft")(sft_command)
+    add_command(subgroup(app, "train"), "sft", sft_command)
 
 
-@exits_on_error
 def sft_command(
-    config: Path = typer.Argument(..., help="YAML config (see examples/sft.yaml)."),
-    overrides: list[str] = typer.Argument(None, help="key=value overrides, e.g. max_steps=20 lora.r=8."),
-    resume: bool = typer.Option(
-        False,
-        "--resume",
-        help="Continue from the newest complete checkpoint in output_dir (same step, optimizer, scheduler).",
-    ),
-    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-) -> None:
+    config: Annotated[Path, typer.Argument(help="YAML config (see examples/sft.yaml).")],
+    overrides: Annotated[list[str] | None, typer.Argument(help="key=value overrides, e.g. max_steps=20 lora.r=8.", show_default=False)] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue from the newest complete checkpoint in output_dir (same step, optimizer, scheduler).")] = False,
+    json_out: Json = False,
+) -> None:  # fmt: skip
     """Fine-tune a local causal LM on chat rows (assistant-only loss, optional LoRA and packing).
 
     The result in output_dir loads with `--policy hf:OUTPUT_DIR`, `repogym serve OUTPUT_DIR` and
@@ -36,9 +34,6 @@ def sft_command(
 
     Example: repogym train sft examples/sft.yaml base_model=/tmp/tiny data=sft.jsonl output_dir=/tmp/sft max_steps=20
     """
-    from repogym.train.sft import run_sft
-    from repogym.train.sft_config import load_sft_config
-
     run_config = load_sft_config(config, overrides or [])
     summary = run_sft(run_config, resume=resume)
     if int(os.environ.get("RANK", "0")) != 0:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import (
@@ -15,9 +15,12 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from repogym.cli.common import check_sandbox, console, err_console, exits_on_error, nothing_produced, track
+from repogym.cli.common import add_command, console, err_console, nothing_produced, print_json, track
+from repogym.cli.options import Jobs, Json, OutTasks, Renamed, ReposDir
+from repogym.cli.sandbox_option import Sandbox
 from repogym.config import validate_config
-from repogym.dataset import load_tasks
+from repogym.dataset import TaskSet, load_tasks
+from repogym.synth.issues import make_issue_writer
 from repogym.validate import (
     CandidateOutcome,
     ValidateConfig,
@@ -25,20 +28,20 @@ from repogym.validate import (
     partial_path,
     validate_candidates,
 )
+from repogym.validate.setup_agent import make_setup_agent
 
 
 def register(app: typer.Typer) -> None:
-    app.command("validate")(validate_command)
+    add_command(app, "validate", validate_command, Renamed("--workers", "--jobs"))
 
 
-@exits_on_error
 def validate_command(
-    candidates_file: Annotated[Path, typer.Argument(help="Candidates from `repogym mine` (JSONL, JSON or parquet).")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Validated tasks; the suffix (.jsonl, .json, .parquet) picks the format.")],
-    workers: Annotated[int, typer.Option("--workers", "-j", min=1, help="Candidates validated in parallel.")] = 1,
+    candidates_file: Annotated[Path, typer.Argument(metavar="CANDIDATES", help="Candidate tasks from `repogym mine` or `repogym synth` (JSONL, JSON or parquet).", show_default=False)],
+    out: OutTasks,
+    jobs: Jobs = 1,
     runs: Annotated[int, typer.Option("--runs", min=1, help="Runs before and after the gold patch; tests whose outcome changes are dropped as flaky.")] = 2,
-    repos_dir: Annotated[Path | None, typer.Option("--repos-dir", help="Folder of owner__name clones for candidates without repo_source.")] = None,
-    sandbox: Annotated[str, typer.Option("--sandbox", callback=check_sandbox, help="bwrap (isolated) or local (NO isolation: the repository's tests run on this machine).")] = "bwrap",
+    repos_dir: ReposDir = None,
+    sandbox: Sandbox = "bwrap",
     no_scrub: Annotated[bool, typer.Option("--no-scrub", help="Skip the privacy stage (secrets, personal data, licence allowlist).")] = False,
     funnel: Annotated[Path | None, typer.Option("--funnel", help="Funnel report JSON (default: OUT.funnel.json).")] = None,
     log_dir: Annotated[Path | None, typer.Option("--log-dir", help="Keep test logs here, one folder per candidate (default: repogym's cache).")] = None,
@@ -49,6 +52,7 @@ def validate_command(
     setup_timeout: Annotated[float, typer.Option("--setup-timeout", min=1.0, help="With --setup-agent: seconds to wait for one answer.")] = 120.0,
     env_file: Annotated[Path | None, typer.Option("--env-file", help="Env overrides (repogym.toml format), applied after each repository's own repogym.toml.")] = None,
     no_recipe: Annotated[bool, typer.Option("--no-recipe", help="Do not rebuild each commit's environment from its own files (lock/pin files, test deps, Python, packages as of the commit date).")] = False,
+    json_out: Json = False,
 ) -> None:  # fmt: skip
     """Run each candidate's test files before and after its gold patch; keep candidates with FAIL_TO_PASS tests.
 
@@ -78,7 +82,7 @@ def validate_command(
     config = validate_config(
         {
             "runs": runs,
-            "workers": workers,
+            "workers": jobs,
             "sandbox": sandbox,
             "repos_dir": str(repos_dir) if repos_dir else None,
             "scrub": not no_scrub,
@@ -94,20 +98,15 @@ def validate_command(
         err_console.print(
             "[bold yellow]warning:[/] --sandbox local runs the repositories' tests with NO isolation"
         )
-    writer = None
-    if issue_writer:
-        from repogym.synth.issues import make_issue_writer
-
-        writer = make_issue_writer(issue_writer, base_url)
-    agent = None
-    if setup_agent:
-        from repogym.validate.setup_agent import make_setup_agent
-
-        agent = make_setup_agent(setup_agent, base_url, timeout_s=setup_timeout)
+    writer = make_issue_writer(issue_writer, base_url) if issue_writer else None
+    agent = make_setup_agent(setup_agent, base_url, timeout_s=setup_timeout) if setup_agent else None
     candidates = load_tasks(candidates_file)
     funnel_path = funnel or out.with_name(out.name + ".funnel.json")
     run = _with_progress(candidates, out, config, funnel_path, writer, agent)
-    _print_summary(run, out, funnel_path)
+    if json_out:
+        print_json(_summary(run, out, funnel_path))
+    else:
+        _print_summary(run, out, funnel_path)
     if not run.tasks:
         raise nothing_produced(
             f"none of {len(candidates)} candidate(s) became a task; {out} was not written (funnel: {funnel_path})"
@@ -115,7 +114,7 @@ def validate_command(
 
 
 def _with_progress(
-    candidates, out: Path, config: ValidateConfig, funnel_path: Path, writer=None, agent=None
+    candidates: TaskSet, out: Path, config: ValidateConfig, funnel_path: Path, writer=None, agent=None
 ) -> ValidationRun:  # type: ignore[no-untyped-def]
     progress = Progress(
         TextColumn("validating"),
@@ -160,10 +159,27 @@ def _with_progress(
         )
 
 
+def _summary(run: ValidationRun, out: Path, funnel_path: Path) -> dict[str, Any]:
+    """--json: the tasks written (none: OUT was not written), the funnel, and what the run used."""
+    return {
+        "out": str(out) if run.tasks else None,
+        "tasks": len(run.tasks),
+        "validated_now": run.validated_now,
+        "elapsed_s": round(run.elapsed_s, 3),
+        "funnel_path": str(funnel_path),
+        "funnel": run.funnel.to_dict(),
+        "environments": run.environments.to_dict() if run.environments is not None else None,
+        "setup_agent": run.setup_agent,
+        "scrubbed": run.scrub is not None,
+    }
+
+
 def _print_summary(run: ValidationRun, out: Path, funnel_path: Path) -> None:
     for applied in run.env_files:
         console.print(  # soft_wrap: a path the user copies is never broken across lines
-            f"env file {applied.source}: applied to {applied.tasks} candidate(s)", markup=False, soft_wrap=True
+            f"env file {applied.source}: applied to {applied.tasks} candidate(s)",
+            markup=False,
+            soft_wrap=True,
         )
     console.print(run.funnel.table(title=f"validation funnel ({funnel_path})"))
     if run.funnel.by_method:
