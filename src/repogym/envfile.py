@@ -35,7 +35,6 @@ import dataclasses
 import datetime
 import fnmatch
 import os
-import subprocess
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from repogym.errors import ConfigError, DatasetError
+from repogym.hostgit import run_git
 from repogym.patches import changed_paths
 from repogym.task import EnvSpec, Task
 
@@ -134,9 +134,7 @@ def repo_env_file(repo: str | os.PathLike[str]) -> EnvFile | None:
         return load_env_file(on_disk)
     if not (root / "HEAD").exists() and not (root / ".git").exists():
         return None
-    shown = subprocess.run(
-        ["git", "show", f"HEAD:{ENV_FILE_NAME}"], cwd=root, capture_output=True, check=False
-    )
+    shown = run_git(root, "show", f"HEAD:{ENV_FILE_NAME}")
     if shown.returncode != 0:
         return None
     where = f"{root}/{ENV_FILE_NAME} (HEAD)"

@@ -9,9 +9,9 @@ test patch adds the regression test. For richer histories see
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
+from repogym.hostgit import git
 from repogym.task import Source, Task
 
 _PYPROJECT = """[build-system]
@@ -40,21 +40,20 @@ FAIL_TO_PASS = ["tests/test_calc.py::test_add"]
 PASS_TO_PASS = ["tests/test_calc.py::test_mul", "tests/test_calc.py::test_mul_zero"]
 
 
+#: The toy commit's identity and date, and no user configuration: the same repository, the same shas, every time.
+_TOY_GIT = {
+    "GIT_AUTHOR_NAME": "Toy",
+    "GIT_AUTHOR_EMAIL": "toy@example.invalid",
+    "GIT_COMMITTER_NAME": "Toy",
+    "GIT_COMMITTER_EMAIL": "toy@example.invalid",
+    "GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
+
+
 def _git(repo: Path, *args: str) -> str:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(repo),
-        "GIT_AUTHOR_NAME": "Toy",
-        "GIT_AUTHOR_EMAIL": "toy@example.invalid",
-        "GIT_COMMITTER_NAME": "Toy",
-        "GIT_COMMITTER_EMAIL": "toy@example.invalid",
-        "GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z",
-        "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z",
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-    return subprocess.run(
-        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
-    ).stdout
+    return git(repo, *args, env=_TOY_GIT)
 
 
 def _diff(repo: Path, path: str, new_text: str) -> str:

@@ -22,7 +22,7 @@ def split_of(builder, sha: str, config: MiningConfig | None = None) -> SplitPatc
     [
         ("tests/test_calc.py", PathKind.TEST),
         ("test/helpers.py", PathKind.TEST),
-        ("pkg/testing/fixtures.json", PathKind.TEST),
+        ("pkg/testing/fixtures.json", PathKind.CODE),  # a testing/ package below the top is code (repogym.testpaths)
         ("pkg/test_util.py", PathKind.TEST),
         ("pkg/util_test.py", PathKind.TEST),
         ("conftest.py", PathKind.TEST),

@@ -5,7 +5,7 @@ after the attack it stops (tests/grading/test_hostile_grading*.py):
 
 - paths that are absolute, contain `..`, or touch `.git` reject the whole patch;
 - changes to test files (the test patch's files, and any path that looks like a
-  test: `is_test_path`) are dropped: the tests graded are the task's, never the
+  test: `repogym.testpaths.is_test_path`) are dropped: the tests graded are the task's, never the
   candidate's;
 - changes to what decides how tests run are dropped, wherever the file is:
   conftest.py; pytest's dedicated configuration files (pytest.ini, .pytest.ini,
@@ -32,7 +32,6 @@ after the attack it stops (tests/grading/test_hostile_grading*.py):
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -43,11 +42,8 @@ from unidiff import PatchedFile
 from repogym.grading.pytest_config import DEDICATED_FILES, SHARED_FILES, pytest_config_changed
 from repogym.patches import parse_patch
 from repogym.sandbox.layerchanges import ChangeKind, PathChange
+from repogym.testpaths import is_test_path
 
-#: File names pytest collects by default (python_files), wherever they are.
-TEST_NAME_GLOBS = ("test_*.py", "*_test.py")
-#: Directories whose every file is test code or test data, at any depth.
-TEST_DIR_NAMES = frozenset({"tests", "test"})
 # .gitattributes: working-tree-encoding or eol rules would change how git writes the task's test patch.
 _ALWAYS_CONFIG = frozenset({"conftest.py", ".gitattributes", *DEDICATED_FILES})
 #: The modules site.py imports by itself at interpreter start (`import sitecustomize`, `import usercustomize`).
@@ -185,31 +181,6 @@ def unquote_git_path(name: str) -> str:
 def _unsafe(path: str) -> bool:
     pure = PurePosixPath(path)
     return pure.is_absolute() or ".." in pure.parts or ".git" in pure.parts or path.startswith("~")
-
-
-def is_test_path(path: str) -> bool:
-    """A test file by its path: under a ``tests/`` or ``test/`` directory, under a top-level ``testing/``
-    (pytest's own layout, whose modules are named freely), or named ``test_*.py`` / ``*_test.py``.
-
-    A ``testing/`` directory below the top is a package of the code under test (``sympy/testing/`` since
-    sympy 1.6, ``numpy/testing/``, ``matplotlib/testing/``), and a fix there is a fix: SWE-bench's dataset
-    split calls any path containing "test" a test, which is why its gold patches never touch one, but its
-    harness runs the test patch's files, not a path rule. Tests inside such a package are still tests by
-    their ``tests/`` directory or their name. The test patch's own files are protected whatever their path.
-
-    >>> [is_test_path(p) for p in ("tests/util.py", "pkg/tests/data.json", "testing/python/fixtures.py")]
-    [True, True, True]
-    >>> [is_test_path(p) for p in ("sympy/testing/runtests.py", "sympy/testing/tests/test_pytest.py", "pkg/io_test.py")]
-    [False, True, True]
-    >>> [is_test_path(p) for p in ("src/_pytest/python.py", "pkg/latest.py", "contest.py")]
-    [False, False, False]
-    """
-    parts = PurePosixPath(path).parts
-    if any(part in TEST_DIR_NAMES for part in parts[:-1]):
-        return True
-    if len(parts) > 1 and parts[0] == "testing":
-        return True
-    return bool(parts) and any(fnmatch.fnmatchcase(parts[-1], glob) for glob in TEST_NAME_GLOBS)
 
 
 def loaded_by_itself(path: str) -> str:

@@ -53,18 +53,10 @@ class MiningConfig(_Model):
     secret cannot be redacted without breaking its patch is dropped as secret_unredactable). Licences are only
     recorded here; `repogym validate` enforces the allowlist."""
 
-    test_paths: list[str] = Field(
-        default_factory=lambda: [
-            "tests/",
-            "test/",
-            "testing/",
-            "test_*.py",
-            "*_test.py",
-            "tests.py",
-            "conftest.py",
-        ]
-    )
-    """Paths that belong to the test patch (they take precedence over docs_paths)."""
+    test_paths: list[str] | None = None
+    """Paths that belong to the test patch (they take precedence over docs_paths): None for repogym's rule,
+    `repogym.testpaths.is_test_path` with support files (tests/ and test/ folders, a top-level testing/,
+    test_*.py, *_test.py, conftest.py, tests.py); a list of gitignore-like patterns replaces it."""
     docs_paths: list[str] = Field(
         default_factory=lambda: [
             "docs/",

@@ -1,10 +1,7 @@
-"""Running git the same way everywhere: options that neutralise user configuration, and background jobs.
+"""git in the background for mining (`GitJob`), and the revision and remote questions mining asks.
 
-User configuration could change what git prints (colour, prefixes, quoting,
-external diff drivers, textconv, signatures, submodule formats, the diff
-algorithm and context); every command here runs with those pinned, so the same
-history gives the same patches on every machine. Author e-mails are never
-requested from git.
+Every command runs as `repogym.hostgit` runs git (its environment and the settings pinned so the
+same history gives the same patches on every machine). Author e-mails are never requested from git.
 """
 
 from __future__ import annotations
@@ -20,26 +17,7 @@ from pathlib import Path
 from typing import IO
 
 from repogym.errors import RepoSourceError
-
-GIT_CONFIG = (
-    "-c", "color.ui=never", "-c", "core.quotePath=false", "-c", "diff.noprefix=false",
-    "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false", "-c", "log.showSignature=false",
-    "-c", "diff.renames=false", "-c", "diff.suppressBlankEmpty=false", "-c", "diff.submodule=short",
-    "-c", "diff.algorithm=myers", "-c", "diff.context=3", "-c", "diff.interHunkContext=0",
-    "-c", "core.pager=cat",
-)  # fmt: skip
-GIT_ENV = {"LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1", "GIT_PAGER": "cat"}
-
-
-def git(repo: str | os.PathLike[str], *args: str, input: str | None = None) -> str:
-    """Run one git command in `repo` and return its stdout; a failure raises RepoSourceError with git's words."""
-    result = subprocess.run(
-        ["git", *GIT_CONFIG, *args], cwd=repo, input=input, capture_output=True, text=True,
-        encoding="utf-8", errors="surrogateescape", env={**os.environ, **GIT_ENV}, check=False,
-    )  # fmt: skip
-    if result.returncode != 0:
-        raise RepoSourceError(f"{repo}: git {' '.join(args[:3])} failed: {result.stderr.strip()[:500]}")
-    return result.stdout
+from repogym.hostgit import GIT_CONFIG, git, git_environment
 
 
 def resolve_revision(repo: str | os.PathLike[str], rev: str) -> str:
@@ -81,7 +59,7 @@ class GitJob:
             source.seek(0)
         self.process = subprocess.Popen(
             ["git", *GIT_CONFIG, *self.args], cwd=repo, stdin=source, stdout=self._stdout,
-            stderr=self._stderr, env={**os.environ, **GIT_ENV},
+            stderr=self._stderr, env=git_environment(),
         )  # fmt: skip
         if stdin is not None and not isinstance(source, int) and source is not None:
             source.close()

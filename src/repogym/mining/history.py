@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import IO, NamedTuple
 
 from repogym.errors import RepoSourceError
-from repogym.mining.gitcmd import GIT_CONFIG, GIT_ENV, GitJob, git
+from repogym.hostgit import GIT_CONFIG, git, git_environment
+from repogym.mining.gitcmd import GitJob
 
 _RECORD = "\x1e"
 #: One commit's header: sha, parents, tree, author name, author time, commit time, message (raw, NUL-free).
@@ -99,7 +100,7 @@ def iter_first_parent(
         "-z", "--no-abbrev", "--encoding=UTF-8", f"--format={_FORMAT}", *_window(since, until), rev, "--",
     ]  # fmt: skip
     with subprocess.Popen(
-        args, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **GIT_ENV}
+        args, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git_environment()
     ) as process:
         yield from _parse_log(process.stdout)
         stderr = process.stderr.read().decode("utf-8", "replace") if process.stderr else ""

@@ -2,7 +2,8 @@
 
 Each file of `git diff --binary -M` output lands in exactly one place:
 
-- test paths (MiningConfig.test_paths) go to the test patch, binary ones included
+- test paths (`repogym.testpaths.is_test_path` with support files, or MiningConfig.test_paths when
+  set) go to the test patch, binary ones included
   (git's binary patch format applies with `git apply`; test fixtures are often binary);
 - docs and changelog paths are dropped (a task never asks for documentation);
 - mode-only changes are dropped from both patches: no test can observe them and a
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from repogym.mining.config import MiningConfig
+from repogym.testpaths import is_test_path
 
 
 class PathKind(enum.StrEnum):
@@ -73,13 +75,17 @@ def _glob_to_regex(glob: str) -> str:
     return "".join(table.get(part, re.escape(part)) for part in parts)
 
 
+def _is_test(path: str) -> bool:
+    return is_test_path(path, support_files=True)
+
+
 class PathRules:
     """Classifies repository paths with a MiningConfig's patterns (results cached per path)."""
 
     def __init__(self, config: MiningConfig) -> None:
         self._rules = (
             (PathKind.VENDORED, compile_patterns(config.vendored_paths)),
-            (PathKind.TEST, compile_patterns(config.test_paths)),
+            (PathKind.TEST, _is_test if config.test_paths is None else compile_patterns(config.test_paths)),
             (PathKind.DOCS, compile_patterns(config.docs_paths)),
             (PathKind.LOCK, compile_patterns(config.lock_paths)),
         )

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from repogym.privacy.gitread import run_git
+from repogym.hostgit import run_git
 from repogym.privacy.spdx import (
     UNRECOGNIZED,
     VAGUE_FAMILIES,
@@ -119,7 +119,7 @@ class LicenseDetector:
             return
         real = os.path.realpath(repo)
         result = run_git(
-            repo, "cat-file", "--batch", stdin="".join(f"{c}^{{tree}}\n" for c in wanted).encode()
+            repo, "cat-file", "--batch", input="".join(f"{c}^{{tree}}\n" for c in wanted).encode()
         )
         if result.returncode != 0:
             return  # detect() asks again, one commit at a time, and says why
@@ -132,7 +132,7 @@ class LicenseDetector:
         blob_ids.difference_update(oid for r, oid in self._texts if r == real)
         if blob_ids:
             ordered = sorted(blob_ids)
-            read = run_git(repo, "cat-file", "--batch", stdin="".join(f"{b}\n" for b in ordered).encode())
+            read = run_git(repo, "cat-file", "--batch", input="".join(f"{b}\n" for b in ordered).encode())
             for oid, (_, body) in zip(ordered, _batch_objects(read.stdout, len(ordered)), strict=False):
                 if body is not None:
                     self._texts[(real, oid)] = body[:_MAX_BLOB_BYTES].decode("utf-8", errors="replace")
@@ -243,7 +243,7 @@ def _read_blobs(repo: str, blobs: dict[str, str]) -> dict[str, str]:
     if not blobs:
         return {}
     names = sorted(blobs)
-    result = run_git(repo, "cat-file", "--batch", stdin="".join(f"{blobs[n]}\n" for n in names).encode())
+    result = run_git(repo, "cat-file", "--batch", input="".join(f"{blobs[n]}\n" for n in names).encode())
     return {
         name: body[:_MAX_BLOB_BYTES].decode("utf-8", errors="replace")
         for name, (_, body) in zip(names, _batch_objects(result.stdout, len(names)), strict=False)

@@ -13,7 +13,6 @@ from repogym.rewards.components import (
     RewardFn,
     compile_pass,
     format_penalty,
-    is_test_path,
     minimal_diff,
     patch_similarity,
     patch_similarity_diff,
@@ -22,6 +21,7 @@ from repogym.rewards.components import (
 )
 from repogym.rewards.compose import ComposedReward, RewardBreakdown, RewardError, compose
 from repogym.rewards.similarity import SimilarityResult, similarity_from_diff, similarity_from_response
+from repogym.testpaths import is_test_path  # the rule minimal_diff applies, kept here for its users
 
 __all__ = [
     "RUNTIME_KWARGS",

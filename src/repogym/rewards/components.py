@@ -18,7 +18,6 @@ Options (e.g. `partial`) come from the component's `kwargs` in the reward config
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -27,6 +26,7 @@ from repogym.patches import changed_paths, parse_patch
 from repogym.registry import Registry
 from repogym.rewards.similarity import oracle_contents, similarity_from_diff, similarity_from_response
 from repogym.task import Task
+from repogym.testpaths import is_test_path
 
 RUNTIME_KWARGS: tuple[str, ...] = (
     "grade",
@@ -89,26 +89,6 @@ def compile_pass(*, grade: GradeResult | None = None, **_: Any) -> float | None:
     return -1.0 if grade.compile_errors else 0.0
 
 
-#: Paths that count as tests for `minimal_diff` (besides the files of the task's test patch).
-TEST_PATH_PATTERNS: tuple[str, ...] = ("test_*.py", "*_test.py", "conftest.py")
-TEST_DIR_NAMES: frozenset[str] = frozenset({"test", "tests", "testing"})
-
-
-def is_test_path(path: str, test_patch_paths: frozenset[str] = frozenset()) -> bool:
-    """A test file: in the task's test patch, under a test/tests/testing directory, or named like a test.
-
-    >>> [is_test_path(p) for p in ("tests/util.py", "pkg/test_io.py", "io_test.py", "conftest.py", "pkg/io.py")]
-    [True, True, True, True, False]
-    """
-    parts = path.split("/")
-    name = parts[-1]
-    return (
-        path in test_patch_paths
-        or any(part in TEST_DIR_NAMES for part in parts[:-1])
-        or any(fnmatch.fnmatchcase(name, pattern) for pattern in TEST_PATH_PATTERNS)
-    )
-
-
 @reward_fns.register("minimal_diff", "diff_size_penalty")
 def minimal_diff(
     *,
@@ -120,8 +100,8 @@ def minimal_diff(
 ) -> float | None:
     """-1.0 for an unnecessary modification, else 0.0; None without a patch or a task.
 
-    Only non-test files count (see `is_test_path`: test files are overwritten by the test patch
-    when grading). With `oracle` the task's gold patch, the candidate is unnecessary when
+    Only non-test files count (`repogym.testpaths.is_test_path`, the test patch's files and test support
+    files included: test files are overwritten by the test patch when grading). With `oracle` the task's gold patch, the candidate is unnecessary when
 
     1. it touches a non-test file the oracle does not touch (both sides of a rename count), or
     2. its non-test changed lines (added + removed) exceed
@@ -145,7 +125,11 @@ def minimal_diff(
         return -1.0
     test_paths = frozenset(changed_paths(task.test_patch))
     oracle_paths = set(changed_paths(task.patch))
-    if any(path not in oracle_paths for path in changed_paths(patch) if not is_test_path(path, test_paths)):
+    if any(
+        path not in oracle_paths
+        for path in changed_paths(patch)
+        if not is_test_path(path, test_paths, support_files=True)
+    ):
         return -1.0
     oracle_lines = _changed_lines(oracle, test_paths) if oracle is not None else 0
     limit = max(size_factor * oracle_lines, oracle_lines + size_slack)
@@ -153,7 +137,9 @@ def minimal_diff(
 
 
 def _changed_lines(parsed: Any, test_paths: frozenset[str]) -> int:
-    return sum(f.added + f.removed for f in parsed if not is_test_path(f.path, test_paths))
+    return sum(
+        f.added + f.removed for f in parsed if not is_test_path(f.path, test_paths, support_files=True)
+    )
 
 
 @reward_fns.register("format")

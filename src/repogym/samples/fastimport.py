@@ -1,37 +1,25 @@
 """Write a planned history into a new git repository with one `git fast-import` run.
 
-Every author, committer, date and time zone is in the stream, and the git
-processes run with the user's and system's git config switched off, so the
-same plan always gives the same commit shas. Three git processes per
+Every author, committer, date and time zone is in the stream, and git runs
+as `repogym.hostgit` runs it with the user's configuration switched off too, so
+the same plan always gives the same commit shas. Three git processes per
 repository in all (init, fast-import, checkout), whatever the history's length.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 from repogym.errors import ConfigError
+from repogym.hostgit import git
 from repogym.samples.plan import Plan, PlannedCommit
 
 NULL_SHA = "0" * 40
 
 
-def git_env() -> dict[str, str]:
-    """The environment for git: no GIT_* from the caller, no user or system config."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0", LC_ALL="C")
-    return env
-
-
-def git(cwd: Path, *args: str, stdin: bytes | None = None) -> str:
-    result = subprocess.run(
-        ["git", *args], cwd=cwd, input=stdin, capture_output=True, env=git_env(), check=False
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"git {' '.join(args)} failed in {cwd}: {result.stderr.decode(errors='replace')}")
-    return result.stdout.decode()
+#: Not even the user's git configuration (init.defaultBranch, core.autocrlf, ...) may touch a sample's history.
+_NO_USER_CONFIG = {"GIT_CONFIG_GLOBAL": os.devnull}
 
 
 def _data(payload: str) -> bytes:
@@ -83,7 +71,7 @@ def write_repository(path: Path, plan: Plan, branch: str = "main") -> dict[str, 
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise ConfigError(f"sample repo path {path}: exists and is not an empty directory")
     path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "--quiet", f"--initial-branch={branch}")
+    git(path, "init", "--quiet", f"--initial-branch={branch}", env=_NO_USER_CONFIG)
     # Absolute: git runs fast-import inside the new repository, where a relative path means something else.
     marks_file = path.resolve() / ".git" / "repogym-marks"
     git(
@@ -92,9 +80,10 @@ def write_repository(path: Path, plan: Plan, branch: str = "main") -> dict[str, 
         "--quiet",
         "--date-format=raw",
         f"--export-marks={marks_file}",
-        stdin=fast_import_stream(plan),
+        input=fast_import_stream(plan),
+        env=_NO_USER_CONFIG,
     )
     by_mark = dict(line.split() for line in marks_file.read_text().splitlines())
     marks_file.unlink()
-    git(path, "reset", "--quiet", "--hard", branch)
+    git(path, "reset", "--quiet", "--hard", branch, env=_NO_USER_CONFIG)
     return {commit.key: by_mark[f":{number}"] for number, commit in enumerate(plan.commits, start=1)}

@@ -43,8 +43,8 @@ from pathlib import Path
 from filelock import FileLock
 
 from repogym.errors import RepoSourceError
+from repogym.hostgit import git_bytes
 from repogym.sandbox.cache import cache_dir
-from repogym.sandbox.repos import git
 
 _INDEX = "packs.tsv"
 _SUFFIXES = (".pack", ".idx", ".rev")
@@ -102,9 +102,9 @@ def past_tags(mirror_path: Path, commit: str) -> tuple[TagRef, ...]:
     """The mirror's tags that `commit` contains, so that `git describe` (setuptools_scm, versioneer) sees
     the version the commit was released under, as in a full clone; pytest's own repo, for one, refuses to
     run its tests as version 0.1.dev. Tags of later commits are left out: they would name the future fix."""
-    listing = git(
-        "for-each-ref", "--merged", commit, "--format=%(objectname) %(objecttype) %(refname)", "refs/tags",
-        cwd=mirror_path,
+    listing = git_bytes(
+        mirror_path, "for-each-ref", "--merged", commit, "--format=%(objectname) %(objecttype) %(refname)",
+        "refs/tags",
     )  # fmt: skip
     refs = [line.split(" ", 2) for line in listing.decode().splitlines() if line.count(" ") >= 2]
     return tuple(TagRef(name, sha, kind == "tag") for sha, kind, name in refs)
@@ -202,7 +202,7 @@ def _ancestors_among(mirror_path: Path, commit: str, tips: set[str]) -> set[str]
     """The `tips` that `commit` reaches (itself included): one walk of its history, 0.2 s on pytest's."""
     if not tips:
         return set()
-    listing = git("rev-list", commit, cwd=mirror_path).decode().split()
+    listing = git_bytes(mirror_path, "rev-list", commit).decode().split()
     return tips.intersection(listing)
 
 
@@ -210,7 +210,7 @@ def _independent(mirror_path: Path, commits: set[str]) -> set[str]:
     """The `commits` that no other of them reaches."""
     if len(commits) < 2:
         return set(commits)
-    return set(git("merge-base", "--independent", *sorted(commits), cwd=mirror_path).decode().split())
+    return set(git_bytes(mirror_path, "merge-base", "--independent", *sorted(commits)).decode().split())
 
 
 def _build_pack(mirror_path: Path, store: Path, wanted: list[str], exclude: set[str]) -> str:
@@ -220,10 +220,9 @@ def _build_pack(mirror_path: Path, store: Path, wanted: list[str], exclude: set[
         revisions = "".join(f"{rev}\n" for rev in wanted) + "".join(f"^{rev}\n" for rev in sorted(exclude))
         # --revs: pack-objects walks the history itself (rev-list --objects), one process; no --thin, so
         # every delta's base is in the same pack.
-        out = git(
-            "pack-objects", "--revs", "--quiet", str(building / "pack"), cwd=mirror_path,
-            input=revisions.encode(),
-        )  # fmt: skip
+        out = git_bytes(
+            mirror_path, "pack-objects", "--revs", "--quiet", str(building / "pack"), input=revisions.encode()
+        )
         name = f"pack-{out.decode().strip()}"
         for source in _pack_files(building, name):
             os.chmod(source, 0o444)
@@ -254,5 +253,5 @@ def _shallow_boundary(mirror_path: Path, commit: str) -> tuple[str, ...]:
         boundary = set((mirror_path / "shallow").read_text().split())
     except OSError:
         return ()
-    reached = git("rev-list", commit, cwd=mirror_path).decode().split()
+    reached = git_bytes(mirror_path, "rev-list", commit).decode().split()
     return tuple(sha for sha in reached if sha in boundary)

@@ -15,25 +15,9 @@ from pathlib import Path
 from filelock import FileLock
 
 from repogym.errors import RepoSourceError
+from repogym.hostgit import git_bytes, run_git
 from repogym.sandbox.cache import cache_dir
 from repogym.task import Task
-
-
-def git(*args: str, cwd: Path | None = None, input: bytes | None = None, check: bool = True) -> bytes:
-    """Run git on the host (on repogym's own caches only, never in a candidate's workspace)."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": os.environ.get("HOME", "/root"),
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "LANG": "C.UTF-8",
-    }
-    result = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, env=env)
-    if check and result.returncode != 0:
-        raise RepoSourceError(
-            f"git {' '.join(args[:3])} failed: {result.stderr.decode(errors='replace').strip()}"
-        )
-    return result.stdout
 
 
 def resolve_repo_source(task: Task, repos_dir: str | os.PathLike[str] | None = None) -> str:
@@ -72,13 +56,13 @@ def mirror(source: str, commits: tuple[str, ...] = ()) -> Path:
         if not (path / "HEAD").exists():
             tmp = path.with_suffix(".tmp")
             subprocess.run(["rm", "-rf", str(tmp)], check=False)
-            git("clone", "--mirror", "--quiet", source, str(tmp))
+            git_bytes(None, "clone", "--mirror", "--quiet", source, str(tmp))
             _write_commit_graph(tmp)
             os.replace(tmp, path)
         _mirror_submodules(source, path)
         missing = [c for c in commits if not _has_commit(path, c)]
         if missing:
-            git("fetch", "--quiet", "--prune", source, "+refs/*:refs/*", cwd=path, check=False)
+            git_bytes(path, "fetch", "--quiet", "--prune", source, "+refs/*:refs/*", check=False)
             _write_commit_graph(path)
             still = [c for c in missing if not _has_commit(path, c)]
             if still:
@@ -91,7 +75,7 @@ def mirror(source: str, commits: tuple[str, ...] = ()) -> Path:
 def _write_commit_graph(path: Path) -> None:
     """Index the mirror's commits (0.4 s once on pytest's 27,904): every checkout walks its commit's
     history (its tags, its packs: sandbox/history.py), 5x faster with the graph. Only an optimisation."""
-    git("commit-graph", "write", "--reachable", cwd=path, check=False)
+    git_bytes(path, "commit-graph", "write", "--reachable", check=False)
 
 
 def _mirror_submodules(source: str, path: Path) -> None:
@@ -115,7 +99,7 @@ def _mirror_submodules(source: str, path: Path) -> None:
         copy.parent.mkdir(parents=True, exist_ok=True)
         tmp = copy.with_name(copy.name + ".tmp")
         subprocess.run(["rm", "-rf", str(tmp)], check=False)
-        git("clone", "--mirror", "--quiet", str(module), str(tmp))
+        git_bytes(None, "clone", "--mirror", "--quiet", str(module), str(tmp))
         os.replace(tmp, copy)
 
 
@@ -128,13 +112,11 @@ _present: set[tuple[str, str]] = set()
 def _has_commit(repo: Path, commit: str) -> bool:
     if (str(repo), commit) in _present:
         return True
-    result = subprocess.run(
-        ["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=repo, capture_output=True, check=False
-    )
+    result = run_git(repo, "cat-file", "-e", f"{commit}^{{commit}}")
     if result.returncode == 0:
         _present.add((str(repo), commit))
     return result.returncode == 0
 
 
 def resolve_commit(mirror_path: Path, rev: str) -> str:
-    return git("rev-parse", "--verify", f"{rev}^{{commit}}", cwd=mirror_path).decode().strip()
+    return git_bytes(mirror_path, "rev-parse", "--verify", f"{rev}^{{commit}}").decode().strip()

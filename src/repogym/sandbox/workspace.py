@@ -45,11 +45,11 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from repogym.hostgit import git_bytes, git_environment, run_git
 from repogym.sandbox.base import OverlaySpec
 from repogym.sandbox.bwrap import SANDBOX_UID, is_root
 from repogym.sandbox.cache import cache_dir
 from repogym.sandbox.history import link_history
-from repogym.sandbox.repos import git
 
 #: Part of a checkout's cache key. 2: the history in packs of its own; layout 1 (an alternates file naming
 #: the mirror's objects) is never reused, so no checkout can reach the mirror's future commits.
@@ -110,7 +110,7 @@ def _materialise(mirror_path: Path, commit: str, dest: Path) -> None:
 
 def _write_tree(mirror_path: Path, commit: str, dest: Path) -> None:
     """The files of `commit` under `dest`, and its submodules' files where the mirror holds them."""
-    listing = git("ls-tree", "-r", "-z", "--full-tree", commit, cwd=mirror_path)
+    listing = git_bytes(mirror_path, "ls-tree", "-r", "-z", "--full-tree", commit)
     entries = [line.split(b"\t", 1) for line in listing.split(b"\0") if line]
     store = cache_dir("blobs")
     wanted: dict[str, int] = {}
@@ -132,7 +132,7 @@ def _write_tree(mirror_path: Path, commit: str, dest: Path) -> None:
         if kind != b"blob":
             continue
         if mode == b"120000":
-            link = git("cat-file", "blob", sha.decode(), cwd=mirror_path)
+            link = git_bytes(mirror_path, "cat-file", "blob", sha.decode())
             os.symlink(os.fsdecode(link), target)
         else:
             os.link(_blob_path(store, sha.decode(), _MODES[mode]), target)
@@ -140,9 +140,9 @@ def _write_tree(mirror_path: Path, commit: str, dest: Path) -> None:
 
 def submodule_names(mirror_path: Path, commit: str) -> dict[str, str]:
     """Submodule path -> name, from the commit's own .gitmodules ({} when it has none)."""
-    listing = git(
-        "config", "--blob", f"{commit}:.gitmodules", "--get-regexp", r"^submodule\..*\.path$",
-        cwd=mirror_path, check=False,
+    listing = git_bytes(
+        mirror_path, "config", "--blob", f"{commit}:.gitmodules", "--get-regexp", r"^submodule\..*\.path$",
+        check=False,
     )  # fmt: skip
     out: dict[str, str] = {}
     for line in listing.decode(errors="replace").splitlines():
@@ -159,10 +159,7 @@ def _write_submodule(mirror_path: Path, name: str, commit: str, target: Path) ->
     module = mirror_path / "modules" / name
     if not (module / "HEAD").exists():
         return
-    has = subprocess.run(
-        ["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=module, capture_output=True, check=False
-    )
-    if has.returncode == 0:
+    if run_git(module, "cat-file", "-e", f"{commit}^{{commit}}").returncode == 0:
         _write_tree(module, commit, target)
 
 
@@ -188,7 +185,11 @@ def _fill_blob_store(mirror_path: Path, store: Path, wanted: dict[str, int]) -> 
         return
     owner = _owner()
     batch = subprocess.Popen(
-        ["git", "cat-file", "--batch"], cwd=mirror_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        ["git", "cat-file", "--batch"],
+        cwd=mirror_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=git_environment(),
     )
     assert batch.stdin is not None and batch.stdout is not None
     try:
@@ -216,18 +217,18 @@ def _fill_blob_store(mirror_path: Path, store: Path, wanted: dict[str, int]) -> 
 def _make_git_dir(mirror_path: Path, commit: str, dest: Path) -> None:
     """A minimal .git: HEAD detached at `commit`, the packs of its history and the tags of its past
     (sandbox/history.py), a fresh index. No alternates, no reflog, no other ref."""
-    git("init", "--quiet", "--template=", str(dest))
+    git_bytes(None, "init", "--quiet", "--template=", str(dest))
     git_dir = dest / ".git"
     (git_dir / "HEAD").write_text(commit + "\n")
     # Repacking the checkout's packs in an episode (gc after a `git commit`) only costs the agent time.
-    git("config", "gc.auto", "0", cwd=dest)
+    git_bytes(dest, "config", "gc.auto", "0")
     history = link_history(mirror_path, commit, git_dir / "objects" / "pack")
     if history.tags:
         (git_dir / "packed-refs").write_text("".join(f"{tag.sha} {tag.name}\n" for tag in history.tags))
     if history.shallow:
         (git_dir / "shallow").write_text("".join(f"{sha}\n" for sha in history.shallow))
-    git("read-tree", commit, cwd=dest)
-    git("update-index", "-q", "--refresh", cwd=dest, check=False)
+    git_bytes(dest, "read-tree", commit)
+    git_bytes(dest, "update-index", "-q", "--refresh", check=False)
 
 
 @dataclass

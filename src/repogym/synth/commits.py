@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from repogym.files import write_json, write_jsonl
+from repogym.hostgit import git
 from repogym.mining.config import MiningConfig
 from repogym.mining.funnel import MAX_EXAMPLES, Funnel, FunnelStep
-from repogym.mining.gitcmd import git
 from repogym.mining.mine import mine
 from repogym.patches import apply_patch, parse_patch
 from repogym.privacy import ScrubConfig, scrub_tasks

@@ -8,15 +8,9 @@ from repogym.config import _Model
 from repogym.sandbox.base import Limits
 from repogym.synth.methods import method_groups, method_names
 
-#: Paths never mutated: tests, test support, packaging and docs (a bug there is not a bug in the code).
+#: Paths never mutated besides test files (`repogym.testpaths`, support files included): packaging, docs
+#: and examples (a bug there is not a bug in the code).
 DEFAULT_EXCLUDE = (
-    "tests/",
-    "test/",
-    "testing/",
-    "test_*.py",
-    "*_test.py",
-    "tests.py",
-    "conftest.py",
     "setup.py",
     "docs/",
     "doc/",
@@ -47,7 +41,8 @@ class SynthConfig(_Model):
     seed: int = 0
     """Same seed, same repo state: same candidates, same instance ids, same commit shas."""
     exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDE))
-    """Paths never mutated (gitignore-like patterns, as `repogym mine`'s test_paths)."""
+    """Paths never mutated besides test files, which never are (`repogym.testpaths.is_test_path` with support
+    files); gitignore-like patterns, as `repogym mine`'s test_paths."""
     include: list[str] = Field(default_factory=list)
     """When set, only paths matching one of these patterns are mutated."""
     repo_name: str = ""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repogym import pysyntax
-from repogym.mining.gitcmd import git
+from repogym.hostgit import git
 from repogym.task import Task
 from repogym.textmodel import TextModel, TextSampling, make_text_model
 

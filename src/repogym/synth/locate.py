@@ -15,7 +15,7 @@ from pathlib import Path
 
 from repogym import pysyntax
 from repogym.errors import RepogymError
-from repogym.mining.gitcmd import git
+from repogym.hostgit import git
 from repogym.patches import parse_patch
 from repogym.sandbox.repos import resolve_repo_source
 from repogym.task import Task

@@ -18,15 +18,13 @@ commit's own tree (tests/sandbox/test_hostile_history.py scans a synthetic task'
 
 from __future__ import annotations
 
-import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from filelock import FileLock
 
 from repogym.errors import RepoSourceError
-from repogym.mining.gitcmd import git
+from repogym.hostgit import git, run_git
 
 _SIGNATURE = "repogym-synth <synth@repogym.invalid> 946684800 +0000"
 _TASK_MESSAGE = "repogym task\n"
@@ -76,10 +74,7 @@ class TaskRepo:
                 raise RepoSourceError(f"{source}: commit {rev[:12]} could not be fetched into {self.path}")
 
     def has(self, commit: str) -> bool:
-        done = subprocess.run(
-            ["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=self.path, capture_output=True, check=False
-        )
-        return done.returncode == 0
+        return run_git(self.path, "cat-file", "-e", f"{commit}^{{commit}}").returncode == 0
 
     def tree_files(self, commit: str) -> dict[str, str]:
         """Path -> mode of every blob in `commit`."""
@@ -131,14 +126,7 @@ class TaskRepo:
                 b"\n",
             ]
         with FileLock(str(self.path) + ".lock"):
-            done = subprocess.run(
-                ["git", "fast-import", "--quiet", "--force"],
-                cwd=self.path,
-                input=b"".join(stream),
-                capture_output=True,
-                env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"},
-                check=False,
-            )
+            done = run_git(self.path, "fast-import", "--quiet", "--force", input=b"".join(stream))
         if done.returncode != 0:
             raise RepoSourceError(
                 f"{self.path}: git fast-import failed: {done.stderr.decode(errors='replace')[-800:]}"

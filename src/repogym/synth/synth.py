@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repogym.errors import ConfigError
-from repogym.mining.gitcmd import git, resolve_revision
+from repogym.hostgit import git
+from repogym.mining.gitcmd import resolve_revision
 from repogym.mining.mine import default_repo_name
 from repogym.mining.split import compile_patterns
 from repogym.privacy.licenses import detect_license
@@ -39,6 +40,7 @@ from repogym.synth.methods import resolve_methods
 from repogym.synth.source import SourceFile
 from repogym.synth.store import BugCommit, TaskRepo
 from repogym.task import EnvSpec, Source, Task
+from repogym.testpaths import is_test_path
 
 #: Progress callback: (stage, done, total).
 Progress = Callable[[str, int, int], None]
@@ -179,7 +181,9 @@ def _candidate_files(store: TaskRepo, rev: str, config: SynthConfig) -> list[str
     for path, mode in sorted(store.tree_files(rev).items()):
         if not path.endswith(".py") or mode not in ("100644", "100755"):
             continue
-        if excluded(path) or (included is not None and not included(path)):
+        if is_test_path(path, support_files=True) or excluded(path):
+            continue
+        if included is not None and not included(path):
             continue
         files.append(path)
     return files

@@ -18,9 +18,10 @@ from repogym.env.base import read_originals
 from repogym.env.context import localizers, oracle_localizer
 from repogym.env.options import EnvOptions
 from repogym.errors import RepogymError
+from repogym.hostgit import git_bytes
 from repogym.patches import changed_paths
 from repogym.sandbox.pool import RuntimePool
-from repogym.sandbox.repos import git, mirror, resolve_repo_source
+from repogym.sandbox.repos import mirror, resolve_repo_source
 from repogym.train.chat_rows import make_row
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ def originals_at(task: Task, paths: list[str], repos_dir: str | None) -> dict[st
     contents: dict[str, str] = {}
     for path in dict.fromkeys(paths):
         try:
-            blob = git("show", f"{task.base_commit}:{path}", cwd=source)
+            blob = git_bytes(source, "show", f"{task.base_commit}:{path}")
             contents[path] = blob.decode("utf-8")
         except (RepogymError, UnicodeDecodeError):  # not in that commit, or not text
             continue

@@ -40,6 +40,7 @@ from repogym.synth.inject import touched_lines
 from repogym.synth.methods import resolve_methods
 from repogym.synth.source import SourceFile, compiles
 from repogym.task import Task
+from repogym.testpaths import is_test_path
 from repogym.train.chat_rows import make_row
 from repogym.train.corpus import load_corpus
 
@@ -280,7 +281,7 @@ def repo_demos(folders: Iterable[Path], options: DemoOptions, banned: set[tuple[
     for folder in folders:
         for file in sorted(Path(folder).rglob("*.py")):
             relative = file.relative_to(folder)
-            if ".git" in relative.parts or relative.parts[0] == "tests" or relative.name.startswith("test_"):
+            if ".git" in relative.parts or is_test_path(relative.as_posix(), support_files=True):
                 continue
             for row in file_demos(str(relative), file.read_text(encoding="utf-8"), options, report):
                 if (row["metadata"]["file"], row["metadata"]["function"]) in banned:

@@ -10,16 +10,14 @@ between the runs of one phase (before or after the gold patch).
 from __future__ import annotations
 
 import enum
-import fnmatch
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from repogym.grading.report import TestStatus
 from repogym.patches import parse_patch
+from repogym.testpaths import is_test_module
 
-#: Basenames pytest, unittest and Django collect as test modules.
-_TEST_FILE_PATTERNS = ("test_*.py", "*_test.py", "tests.py", "test.py")
 #: Python files of a test patch that are support code, never run directly.
 _SUPPORT_FILES = ("conftest.py", "__init__.py")
 
@@ -117,9 +115,7 @@ def test_files(test_patch: str) -> list[str]:
         if path.endswith(".py") and path not in python:
             python.append(path)
     runnable = [p for p in python if posixpath.basename(p) not in _SUPPORT_FILES]
-    named = [
-        p for p in runnable if any(fnmatch.fnmatch(posixpath.basename(p), pat) for pat in _TEST_FILE_PATTERNS)
-    ]
+    named = [p for p in runnable if is_test_module(p)]
     return named or runnable
 
 

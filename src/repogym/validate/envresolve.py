@@ -16,7 +16,6 @@ import dataclasses
 import datetime
 import re
 import shlex
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from repogym.hostgit import run_git
 from repogym.patches import changed_paths
 from repogym.sandbox.envbuild import UV_PIP
 from repogym.sandbox.interpreters import find_interpreters
@@ -246,11 +246,8 @@ def scm_version(mirror_path: Path | None, commit: str) -> str:
     """The version of the nearest tag below `commit` ('' when there is none or it is not a version)."""
     if mirror_path is None:
         return ""
-    done = subprocess.run(
-        ["git", "describe", "--tags", "--abbrev=0", commit],
-        cwd=mirror_path, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    tag = done.stdout.strip()
+    done = run_git(mirror_path, "describe", "--tags", "--abbrev=0", commit)
+    tag = done.stdout.decode("utf-8", errors="replace").strip()
     candidate = re.sub(r"^[^\d]*", "", tag)
     try:
         return str(Version(candidate)) if done.returncode == 0 and candidate else ""
@@ -261,12 +258,10 @@ def scm_version(mirror_path: Path | None, commit: str) -> str:
 def commit_date(task: Task, mirror_path: Path | None) -> str:
     """The base commit's committer date (ISO, UTC); the task's created_at when git cannot say."""
     if mirror_path is not None:
-        done = subprocess.run(
-            ["git", "log", "-1", "--format=%cI", task.base_commit],
-            cwd=mirror_path, capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        if done.returncode == 0 and done.stdout.strip():
-            moment = datetime.datetime.fromisoformat(done.stdout.strip())
+        done = run_git(mirror_path, "log", "-1", "--format=%cI", task.base_commit)
+        stamp = done.stdout.decode("utf-8", errors="replace").strip()
+        if done.returncode == 0 and stamp:
+            moment = datetime.datetime.fromisoformat(stamp)
             return moment.astimezone(datetime.UTC).isoformat()
     return task.created_at or datetime.datetime.now(datetime.UTC).isoformat()
 

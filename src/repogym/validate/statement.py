@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from repogym.errors import RepogymError
-from repogym.mining.gitcmd import git
+from repogym.hostgit import git
 from repogym.patches import parse_patch
 from repogym.sandbox.base import read_jail_file
 from repogym.task import Source, Task

@@ -37,6 +37,7 @@ from repogym.errors import DatasetError
 from repogym.grading.report import TestReport, TestStatus
 from repogym.grading.runner import run_directives
 from repogym.grading.timelimit import capped
+from repogym.hostgit import run_git
 from repogym.patches import parse_patch
 from repogym.sandbox.cache import cache_dir
 from repogym.sandbox.installs import CommitLayers
@@ -89,10 +90,10 @@ def gold_restores_clean(runtime: TaskRuntime, task: Task, clean_commit: str) -> 
     assert runtime.mirror_path is not None
     git_dir = str(runtime.mirror_path)
     with tempfile.TemporaryDirectory(prefix="repogym-gold-") as scratch:
-        env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index"), "GIT_DIR": git_dir}
+        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index"), "GIT_DIR": git_dir}
 
         def git(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-            return subprocess.run(["git", *args], input=stdin, env=env, capture_output=True, check=False)
+            return run_git(None, *args, input=stdin, env=env)
 
         steps = [
             git("read-tree", task.base_commit),

@@ -14,6 +14,7 @@ executed (most recent last). Only the call phase is traced (not imports or fixtu
 
 from __future__ import absolute_import
 
+import fnmatch
 import json
 import os
 import sys
@@ -25,9 +26,17 @@ KEEP_LAST = 20
 
 
 def _is_test_file(path):
-    name = os.path.basename(path)
+    # A copy of repogym.testpaths.is_test_path(path, support_files=True): this file runs under the task's
+    # interpreter, which cannot import repogym. Keep the two in step.
     parts = path.split(os.sep)
-    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or "tests" in parts
+    name = parts[-1]
+    if any(part in ("tests", "test") for part in parts[:-1]):
+        return True
+    if len(parts) > 1 and parts[0] == "testing":
+        return True
+    if name in ("conftest.py", "tests.py", "test.py"):
+        return True
+    return fnmatch.fnmatchcase(name, "test_*.py") or fnmatch.fnmatchcase(name, "*_test.py")
 
 
 class _Spectrum(object):
