@@ -7,7 +7,7 @@ import yaml
 
 from repogym.config import (
     EnvConfig,
-    RolloutConfig,
+    RolloutSettings,
     RunConfig,
     apply_overrides,
     config_to_dict,
@@ -30,7 +30,7 @@ def test_seed_config_loads_as_written(seed_yaml):
     assert config.base_model == "Qwen2.5-Coder-32B"
     assert config.learning_rate == 1e-06
     assert type(config.learning_rate) is float
-    assert config.rollout == RolloutConfig(num_candidates=16, async_=True, max_steps=50)
+    assert config.rollout == RolloutSettings(num_candidates=16, async_=True, max_steps=50)
     assert config.env == EnvConfig(type="swegym", task_set="SWE-bench-verified-train")
     assert [(c.name, c.weight, c.fn) for c in config.reward.components] == [
         ("tests_pass", 1.0, "run_pytest"),

@@ -21,13 +21,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from repogym.errors import ConfigError
 
 
-class _Model(BaseModel):
+class ConfigModel(BaseModel):
+    """The base of every config section: frozen, unknown keys refused, each field's docstring its help."""
+
     model_config = ConfigDict(
         extra="forbid", frozen=True, use_attribute_docstrings=True, populate_by_name=True
     )
 
 
-class RewardComponentConfig(_Model):
+class RewardComponentConfig(ConfigModel):
     """One weighted term of the reward: `weight * fn(...)`."""
 
     name: str
@@ -48,7 +50,7 @@ def _default_components() -> list[RewardComponentConfig]:
     ]
 
 
-class RewardConfig(_Model):
+class RewardConfig(ConfigModel):
     """How an attempt's grade becomes a scalar reward."""
 
     type: Literal["rule_based"] = "rule_based"
@@ -62,7 +64,7 @@ class RewardConfig(_Model):
     defaults in agent mode (compile -0.5, diff -0.1), -1.0 in agentless mode (a format error)."""
 
 
-class EnvConfig(_Model):
+class EnvConfig(ConfigModel):
     """Which environment episodes run in."""
 
     type: Literal["repogym", "swegym"] = "repogym"
@@ -78,7 +80,7 @@ class EnvConfig(_Model):
     checked against EnvOptions before training starts."""
 
 
-class RolloutConfig(_Model):
+class RolloutSettings(ConfigModel):
     """How attempts are sampled."""
 
     num_candidates: int = Field(default=8, ge=1, le=4096)
@@ -91,7 +93,7 @@ class RolloutConfig(_Model):
     """Tool calls per episode before it is truncated (in GRPO: TRL's max_tool_calling_iterations)."""
 
 
-class GRPOSettings(_Model):
+class GRPOSettings(ConfigModel):
     """GRPO knobs beyond the seed's keys; names and defaults are TRL's GRPOConfig's unless said otherwise."""
 
     loss_type: Literal["dapo", "grpo", "dr_grpo", "bnpo", "cispo", "sapo"] = "dapo"
@@ -136,7 +138,7 @@ class GRPOSettings(_Model):
     """colocate: vLLM in the training process; server: a `trl vllm-serve` process."""
 
 
-class FlywheelConfig(_Model):
+class FlywheelConfig(ConfigModel):
     """`repogym train flywheel`: rounds of rollout -> SFT on what resolved -> GRPO -> held-out eval."""
 
     eval_task_set: str = ""
@@ -155,7 +157,7 @@ class FlywheelConfig(_Model):
     """Longest reply of the policy in rollouts and evaluation."""
 
 
-class RunConfig(_Model):
+class RunConfig(ConfigModel):
     """A training run (the seed's section 9.1 format)."""
 
     algorithm: Literal["sft", "grpo"] = "grpo"
@@ -164,7 +166,7 @@ class RunConfig(_Model):
     """Model to start from: a local directory or a hub name (no downloads at run time here)."""
     reward: RewardConfig = Field(default_factory=RewardConfig)
     env: EnvConfig = Field(default_factory=EnvConfig)
-    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    rollout: RolloutSettings = Field(default_factory=RolloutSettings)
     batch_size: int = Field(default=32, ge=1)
     """Completions per optimiser step (TRL's generation batch): batch_size / rollout.num_candidates tasks,
     each sampled rollout.num_candidates times, so it must be a multiple of rollout.num_candidates."""
@@ -278,7 +280,7 @@ def _index(part: str, node: list[Any], path: str) -> int:
 def load_config(
     path: str | os.PathLike[str] | None = None,
     overrides: Iterable[str] = (),
-    model: type[_Model] = RunConfig,
+    model: type[ConfigModel] = RunConfig,
 ) -> Any:
     """Load a YAML file (or defaults when `path` is None), apply overrides, validate."""
     data = load_yaml(path) if path is not None else {}
@@ -286,7 +288,9 @@ def load_config(
     return validate_config(data, model, source=str(path) if path is not None else "config")
 
 
-def validate_config(data: Mapping[str, Any], model: type[_Model] = RunConfig, source: str = "config") -> Any:
+def validate_config(
+    data: Mapping[str, Any], model: type[ConfigModel] = RunConfig, source: str = "config"
+) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -296,7 +300,7 @@ def validate_config(data: Mapping[str, Any], model: type[_Model] = RunConfig, so
         ) from None
 
 
-def _describe_error(error: Mapping[str, Any], model: type[_Model]) -> str:
+def _describe_error(error: Mapping[str, Any], model: type[ConfigModel]) -> str:
     loc = [str(part) for part in error["loc"]]
     path = ".".join(loc) or "(top level)"
     value = error.get("input")

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from repogym.env.actions import ActionError, ToolCall, parse_action
+from repogym.env.actions import ActionCall, ActionError, parse_action
 from repogym.env.observation import truncate
 from repogym.env.tools import parse_line_range, tool_names, tools
 
 
 def test_seed_text_syntax_keeps_the_arguments_exactly():
     call = parse_action("edit_file('models.py', '42:50', '''def f():\n    return \"x\"\n''')")
-    assert call == ToolCall("edit_file", ("models.py", "42:50", 'def f():\n    return "x"\n'))
+    assert call == ActionCall("edit_file", ("models.py", "42:50", 'def f():\n    return "x"\n'))
 
 
 def test_keywords_bare_names_and_fenced_calls():
@@ -22,7 +22,7 @@ def test_keywords_bare_names_and_fenced_calls():
         "path": "src",
     }
     assert parse_action("  submit  ").name == "submit"
-    assert parse_action("```python\nview_file('a.py')\n```") == ToolCall("view_file", ("a.py",))
+    assert parse_action("```python\nview_file('a.py')\n```") == ActionCall("view_file", ("a.py",))
 
 
 def test_openai_tool_call_forms():
@@ -31,11 +31,11 @@ def test_openai_tool_call_forms():
         "type": "function",
         "function": {"name": "bash", "arguments": '{"command": "ls"}'},
     }
-    assert parse_action(openai) == ToolCall("bash", (), {"command": "ls"}, "call_1")
+    assert parse_action(openai) == ActionCall("bash", (), {"command": "ls"}, "call_1")
     assert parse_action({"name": "bash", "arguments": {"command": "ls"}}).kwargs == {"command": "ls"}
     assert parse_action({"role": "assistant", "content": None, "tool_calls": [openai]}).call_id == "call_1"
     assert parse_action(json.dumps(openai)).kwargs == {"command": "ls"}
-    assert parse_action({"function": {"name": "submit", "arguments": ""}}) == ToolCall("submit")
+    assert parse_action({"function": {"name": "submit", "arguments": ""}}) == ActionCall("submit")
 
 
 @pytest.mark.parametrize(
@@ -107,7 +107,7 @@ def test_tool_schemas_are_openai_functions_that_match_binding():
         assert set(parameters["required"]) <= set(parameters["properties"])
         required_only = {key: "x" for key in parameters["required"]}
         typed = {k: (["x"] if parameters["properties"][k]["type"] == "array" else "x") for k in required_only}
-        assert tools.get(name).bind(ToolCall(name, (), typed)) == typed
+        assert tools.get(name).bind(ActionCall(name, (), typed)) == typed
     assert tool_names() == [
         "bash", "view_file", "search", "edit_file", "str_replace", "create_file", "run_tests", "submit",
     ]  # fmt: skip

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from repogym.grading.candidate import check_changes, filter_candidate
-from repogym.sandbox.layerchanges import ChangeKind, PathChange
+from repogym.sandbox.layerchanges import LayerChange, LayerChangeKind
 
 SETUP_CFG = "[metadata]\nname = calc\n\n[tool:pytest]\ntestpaths = tests\n\n[flake8]\nmax-line-length = 99\n"
 PYPROJECT = (
@@ -154,7 +154,7 @@ def test_a_shared_config_file_made_a_link_to_an_unprotected_file_is_dropped() ->
 
 
 def _by_install(*paths: str) -> str:
-    changes = [PathChange(path, ChangeKind.ADDED, Path("/nonexistent")) for path in paths]
+    changes = [LayerChange(path, LayerChangeKind.ADDED, Path("/nonexistent")) for path in paths]
     return check_changes(changes, ["tests/test_calc.py"], lambda path: "", by_install=True)
 
 

@@ -23,7 +23,7 @@ from privacy_support import (
 
 from repogym.dataset import save_tasks
 from repogym.files import write_json
-from repogym.privacy import DropCode, Policy, ScrubConfig, scrub_tasks
+from repogym.privacy import DropCode, ScrubConfig, SecretPolicy, scrub_tasks
 from repogym.privacy.gitread import applies_at
 from repogym.task import EnvSpec, Task
 
@@ -127,7 +127,7 @@ def test_drop_policy_removes_the_task_and_reports_only_the_place(kind, field, ba
     repo, base = base_repo
     task = _task_with(secret, field, repo, base)
 
-    result = scrub_tasks([task], ScrubConfig(policy=Policy.DROP))
+    result = scrub_tasks([task], ScrubConfig(policy=SecretPolicy.DROP))
 
     assert result.tasks == ()
     assert result.dropped_ids == [task.instance_id]
@@ -145,7 +145,7 @@ def test_redact_policy_replaces_the_secret_and_keeps_patches_applying(kind, fiel
     repo, base = base_repo
     task = _task_with(secret, field, repo, base)
 
-    result = scrub_tasks([task], ScrubConfig(policy=Policy.REDACT))
+    result = scrub_tasks([task], ScrubConfig(policy=SecretPolicy.REDACT))
 
     assert result.dropped == ()
     (kept,) = result.tasks
@@ -176,7 +176,7 @@ def test_github_token_is_redacted_whole_not_just_its_prefix(base_repo):
     """detect-secrets reports only 'ghp' as the token's value; the redaction must take all of it."""
     repo, base = base_repo
     task = _task_with(GITHUB_TOKEN, "hints_text", repo, base)
-    (kept,) = scrub_tasks([task], ScrubConfig(policy=Policy.REDACT)).tasks
+    (kept,) = scrub_tasks([task], ScrubConfig(policy=SecretPolicy.REDACT)).tasks
     assert "ghp_" not in kept.hints_text
     assert '"<REDACTED:GitHub Token>"' in kept.hints_text
 
@@ -190,7 +190,7 @@ def test_secret_on_a_context_line_cannot_be_redacted_so_the_task_is_dropped(tmp_
         instance_id="leaky-1", repo="corp/leaky", base_commit=base, patch=patch, repo_source=str(repo)
     )
 
-    result = scrub_tasks([task], ScrubConfig(policy=Policy.REDACT))
+    result = scrub_tasks([task], ScrubConfig(policy=SecretPolicy.REDACT))
 
     assert result.dropped_ids == ["leaky-1"]
     assert [r.code for r in result.dropped[0].reasons] == [DropCode.SECRET_UNREDACTABLE]
@@ -203,7 +203,7 @@ def test_secret_in_env_commands_drops_the_task_even_when_redacting(base_repo, tm
     task = _task_with("", "problem_statement", repo, base)
     password = "Xk9mQ2vR7tLp4wZs"
     env = EnvSpec(install=(f"pip install --index-url https://deploy:{password}@pypi.corp.internal/simple .",))
-    result = scrub_tasks([task.replace(env=env)], ScrubConfig(policy=Policy.REDACT))
+    result = scrub_tasks([task.replace(env=env)], ScrubConfig(policy=SecretPolicy.REDACT))
     assert [r.code for r in result.dropped[0].reasons] == [DropCode.SECRET_UNREDACTABLE]
     assert "env.install[0]:1: Basic Auth Credentials" in result.dropped[0].reasons[0].message
     assert_absent(password, *_outputs(result, tmp_path))
@@ -216,12 +216,12 @@ def test_a_value_found_in_one_task_is_removed_from_every_task(base_repo, tmp_pat
     bare = _task_with("", "problem_statement", repo, base).replace(
         instance_id="svc__bare", problem_statement=f"Login fails with token {HIGH_ENTROPY} since Monday."
     )
-    result = scrub_tasks([quoted, bare], ScrubConfig(policy=Policy.REDACT))
+    result = scrub_tasks([quoted, bare], ScrubConfig(policy=SecretPolicy.REDACT))
     assert len(result.tasks) == 2
     assert "token <REDACTED:Base64 High Entropy String> since" in result.tasks[1].problem_statement
     assert_absent(HIGH_ENTROPY, *_outputs(result, tmp_path))
 
-    dropped = scrub_tasks([quoted, bare], ScrubConfig(policy=Policy.DROP))
+    dropped = scrub_tasks([quoted, bare], ScrubConfig(policy=SecretPolicy.DROP))
     assert dropped.dropped_ids == ["svc__patch", "svc__bare"]
 
 
@@ -232,7 +232,7 @@ def test_nothing_secret_reaches_logs_or_the_terminal(base_repo, caplog, capsys):
         for kind, (secret, _) in SECRETS.items()
     ]
     with caplog.at_level(logging.DEBUG):
-        for policy in Policy:
+        for policy in SecretPolicy:
             scrub_tasks(tasks, ScrubConfig(policy=policy))
     captured = capsys.readouterr()
     for secret, _ in SECRETS.values():

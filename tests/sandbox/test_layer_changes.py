@@ -17,7 +17,7 @@ import pytest
 from repogym.grading.candidate import check_changes
 from repogym.grading.grade import _pristine_reader, _protected_paths_changed
 from repogym.sandbox.bwrap import BwrapSandbox, is_root
-from repogym.sandbox.layerchanges import ChangeKind, layer_changes, tree_changes
+from repogym.sandbox.layerchanges import LayerChangeKind, layer_changes, tree_changes
 from repogym.sandbox.runtime import TaskRuntime
 
 pytestmark = pytest.mark.skipif(not is_root(), reason="overlayfs episodes need root (else copies, no upper)")
@@ -67,10 +67,10 @@ def test_upper_layer_kinds_and_texts(episode):
     ).ok
     changes = {change.path: change for change in layer_changes(*_layer(episode)) or []}
     assert {path: change.kind for path, change in changes.items()} == {
-        "tests/test_calc.py": ChangeKind.REMOVED,
-        "NEW.txt": ChangeKind.ADDED,
-        "README.md": ChangeKind.MODIFIED,
-        "link.txt": ChangeKind.ADDED,
+        "tests/test_calc.py": LayerChangeKind.REMOVED,
+        "NEW.txt": LayerChangeKind.ADDED,
+        "README.md": LayerChangeKind.MODIFIED,
+        "link.txt": LayerChangeKind.ADDED,
     }
     assert changes["NEW.txt"].new_text() == "new\n"
     assert changes["link.txt"].is_link and changes["link.txt"].new_text() == "NEW.txt"
@@ -102,7 +102,7 @@ def test_a_user_overlay_attribute_is_an_ordinary_attribute(tmp_path: Path):
     os.setxattr(upper / "moved", "user.overlay.opaque", b"y")
     changes = layer_changes(upper, [lower])
     assert changes is not None
-    assert [(change.path, change.kind) for change in changes] == [("moved/a.py", ChangeKind.ADDED)]
+    assert [(change.path, change.kind) for change in changes] == [("moved/a.py", LayerChangeKind.ADDED)]
 
 
 # -- two full trees (no overlayfs: an episode's copy), compared file by file -------------------------------------
@@ -138,8 +138,8 @@ def test_tree_changes_reports_a_link_to_a_folder_and_never_follows_it(tmp_path: 
     (new / "pkg").symlink_to("/etc")
     changes = {change.path: change for change in tree_changes(new, old)}
     assert {path: change.kind for path, change in changes.items()} == {
-        "pkg": ChangeKind.ADDED,
-        "pkg/a.py": ChangeKind.REMOVED,
+        "pkg": LayerChangeKind.ADDED,
+        "pkg/a.py": LayerChangeKind.REMOVED,
     }
     assert changes["pkg"].is_link and changes["pkg"].new_text() == "/etc"
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from repogym.audit.forgers import FORCE_PASS_PLUGIN, IN_PROCESS, LOAD_PLUGIN_AT_START
-from repogym.grading.candidate import is_test_path
 from repogym.patches import changed_paths, unified_diff
 from repogym.task import Task
+from repogym.testpaths import is_test_path
 
 
 class AttackClass(enum.StrEnum):

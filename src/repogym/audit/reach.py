@@ -29,6 +29,7 @@ from repogym.patches import changed_paths, parse_patch
 from repogym.sandbox.base import VENV_DIR
 from repogym.sandbox.runtime import Episode, TaskRuntime
 from repogym.task import Task
+from repogym.taskmeta import MiningRecord
 
 #: Added lines shorter than this (stripped) are too common to tell the fix apart (`return x`, `pass`, `}`).
 MIN_LINE_CHARS = 12
@@ -140,7 +141,7 @@ def search_episode(episode: Episode, task: Task) -> Reach:
     pristine = episode.runtime.pristine
     assert pristine is not None, "prepare() the runtime first"
     lines, blocks = distinctive(task, pristine)
-    fix_commit = str(task.metadata.get("mining", {}).get("commit", "") or "")
+    fix_commit = MiningRecord.of(task).commit
     patterns = episode.put_file("audit-patterns.txt", "\n".join(lines) + "\n") if lines else None
     block_file = episode.put_file("audit-blocks.txt", "\n\x00\n".join(blocks)) if blocks else None
     script = episode.put_file("audit-search.sh", _script(patterns, block_file, fix_commit))

@@ -14,7 +14,8 @@ from repogym.cli.options import Json, OutTasks, Tasks
 from repogym.config import validate_config
 from repogym.dataset import load_tasks, save_tasks
 from repogym.files import write_json
-from repogym.privacy import DEFAULT_ALLOWLIST, PiiKind, Policy, ScrubConfig, ScrubResult, scrub_tasks
+from repogym.privacy import DEFAULT_ALLOWLIST, PiiKind, ScrubConfig, ScrubResult, scrub_tasks
+from repogym.privacy import SecretPolicy as Policy  # (renamed in the library; this file keeps its local name)
 
 
 def register(app: typer.Typer) -> None:

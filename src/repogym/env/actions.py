@@ -32,7 +32,7 @@ class ActionError(RepogymError):
 
 
 @dataclass(frozen=True)
-class ToolCall:
+class ActionCall:
     """One parsed call: the tool's name, positional arguments (text syntax only) and keyword arguments."""
 
     name: str
@@ -42,21 +42,21 @@ class ToolCall:
     """The OpenAI tool call's id, when the action had one (echoed in info for the tool message)."""
 
 
-def parse_action(action: Any) -> ToolCall:
+def parse_action(action: Any) -> ActionCall:
     """The tool call an action holds; ActionError when there is not exactly one well-formed call.
 
     >>> parse_action("edit_file('models.py', '42:50', 'x = 1')")
-    ToolCall(name='edit_file', args=('models.py', '42:50', 'x = 1'), kwargs={}, call_id=None)
+    ActionCall(name='edit_file', args=('models.py', '42:50', 'x = 1'), kwargs={}, call_id=None)
     >>> parse_action({"type": "function", "id": "c1", "function": {"name": "bash", "arguments": '{"command": "ls"}'}})
-    ToolCall(name='bash', args=(), kwargs={'command': 'ls'}, call_id='c1')
+    ActionCall(name='bash', args=(), kwargs={'command': 'ls'}, call_id='c1')
     >>> parse_action("submit")
-    ToolCall(name='submit', args=(), kwargs={}, call_id=None)
+    ActionCall(name='submit', args=(), kwargs={}, call_id=None)
     >>> parse_action('{"name": "bash", "arguments": {"command": "ls"')
     Traceback (most recent call last):
     ...
     repogym.env.actions.ActionError: the action is not valid JSON: Expecting ',' delimiter at line 1 column 47
     """
-    if isinstance(action, ToolCall):
+    if isinstance(action, ActionCall):
         return action
     if isinstance(action, Mapping):
         return _from_mapping(action)
@@ -65,7 +65,7 @@ def parse_action(action: Any) -> ToolCall:
     raise ActionError(f"an action is a tool-call dict or text such as {EXAMPLE}; got {type(action).__name__}")
 
 
-def _from_mapping(data: Mapping[str, Any]) -> ToolCall:
+def _from_mapping(data: Mapping[str, Any]) -> ActionCall:
     if "tool_calls" in data:
         calls = data["tool_calls"]
         if not isinstance(calls, list) or len(calls) != 1:
@@ -94,10 +94,10 @@ def _from_mapping(data: Mapping[str, Any]) -> ToolCall:
     if not isinstance(raw, Mapping):
         raise ActionError(f"the arguments of {name} must be a JSON object, got {type(raw).__name__}")
     call_id = data.get("id")
-    return ToolCall(name, (), dict(raw), call_id if isinstance(call_id, str) else None)
+    return ActionCall(name, (), dict(raw), call_id if isinstance(call_id, str) else None)
 
 
-def _from_text(text: str) -> ToolCall:
+def _from_text(text: str) -> ActionCall:
     source = _unfence(text.strip())
     if not source:
         raise ActionError(f"the action is empty; write one tool call such as {EXAMPLE}")
@@ -118,7 +118,7 @@ def _from_text(text: str) -> ToolCall:
             f"the action is not a tool call ({exc.msg}, line {exc.lineno}); write one call such as {EXAMPLE}"
         ) from None
     if isinstance(node, ast.Name):
-        return ToolCall(node.id)
+        return ActionCall(node.id)
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
         raise ActionError(f"the action is not a tool call; write one call such as {EXAMPLE}")
     name = node.func.id
@@ -128,7 +128,7 @@ def _from_text(text: str) -> ToolCall:
         if keyword.arg is None:
             raise ActionError(f"{name}(**...) is not supported; name each argument")
         kwargs[keyword.arg] = _literal(keyword.value, name, f"argument {keyword.arg!r}")
-    return ToolCall(name, args, kwargs)
+    return ActionCall(name, args, kwargs)
 
 
 def _literal(node: ast.expr, name: str, label: str) -> Any:

@@ -34,7 +34,7 @@ from typing import Any
 
 from gymnasium import spaces
 
-from repogym.env.actions import ActionError, ToolCall, parse_action
+from repogym.env.actions import ActionCall, ActionError, parse_action
 from repogym.env.base import TaskEnv, TextSpace, end_summary
 from repogym.env.observation import agent_intro, repo_view, truncate
 from repogym.env.tools import Tool, ToolContext, ToolOutput, install_fileops, tool_names, tools
@@ -46,7 +46,7 @@ SAMPLE_ACTIONS = ("bash('ls')", "search('def ')", "view_file('.')", "bash('git s
 
 
 class ToolCallSpace(spaces.Space[Any]):
-    """Actions are tool-call dicts, `ToolCall`s or text; whether one is well formed is the env's to judge."""
+    """Actions are tool-call dicts, `ActionCall`s or text; whether one is well formed is the env's to judge."""
 
     def __init__(self, seed: int | None = None) -> None:
         super().__init__(None, None, seed)
@@ -56,7 +56,7 @@ class ToolCallSpace(spaces.Space[Any]):
         return False
 
     def contains(self, x: Any) -> bool:
-        return isinstance(x, str | dict | ToolCall)
+        return isinstance(x, str | dict | ActionCall)
 
     def sample(self, mask: Any = None, probability: Any = None) -> str:
         return SAMPLE_ACTIONS[int(self.np_random.integers(len(SAMPLE_ACTIONS)))]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from repogym.env.actions import ActionError, ToolCall
+from repogym.env.actions import ActionCall, ActionError
 from repogym.env.testrun import run_visible_tests
 from repogym.env.toolcontext import ToolContext, ToolOutput, failure
 from repogym.registry import Registry
@@ -96,7 +96,7 @@ class Tool:
             },
         }
 
-    def bind(self, call: ToolCall) -> dict[str, Any]:
+    def bind(self, call: ActionCall) -> dict[str, Any]:
         """Keyword arguments for the handler; ActionError for missing, extra, repeated or mistyped ones."""
         names = [p.name for p in self.params]
         signature = f"{self.name}({', '.join(names)})"

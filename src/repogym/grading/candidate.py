@@ -41,7 +41,7 @@ from unidiff import PatchedFile
 
 from repogym.grading.pytest_config import DEDICATED_FILES, SHARED_FILES, pytest_config_changed
 from repogym.patches import parse_patch
-from repogym.sandbox.layerchanges import ChangeKind, PathChange
+from repogym.sandbox.layerchanges import LayerChange, LayerChangeKind
 from repogym.testpaths import is_test_path
 
 # .gitattributes: working-tree-encoding or eol rules would change how git writes the task's test patch.
@@ -305,7 +305,7 @@ def _unknown(_path: str) -> None:
 
 
 def check_changes(
-    changes: Iterable[PathChange],
+    changes: Iterable[LayerChange],
     test_patch_paths: Iterable[str],
     pristine_text: PristineText,
     command_paths: Iterable[str] = (),
@@ -320,12 +320,12 @@ def check_changes(
     a changed ``entry_points.txt`` (it can register a pytest plugin); every other rule holds.
 
     >>> from pathlib import Path
-    >>> from repogym.sandbox.layerchanges import ChangeKind
-    >>> changes = [PathChange("calc/core.py", ChangeKind.MODIFIED, Path("x")),
-    ...            PathChange("tests/conftest.py", ChangeKind.ADDED, Path("y"))]
+    >>> from repogym.sandbox.layerchanges import LayerChangeKind
+    >>> changes = [LayerChange("calc/core.py", LayerChangeKind.MODIFIED, Path("x")),
+    ...            LayerChange("tests/conftest.py", LayerChangeKind.ADDED, Path("y"))]
     >>> check_changes(changes, ["tests/test_calc.py"], lambda path: "")
     'tests/conftest.py (test configuration)'
-    >>> check_changes([PathChange("a/.git/config", ChangeKind.ADDED, Path("z"))], [], lambda path: "")
+    >>> check_changes([LayerChange("a/.git/config", LayerChangeKind.ADDED, Path("z"))], [], lambda path: "")
     "unsafe path 'a/.git/config' (absolute, '..' or .git)"
     """
     protected, commands = set(test_patch_paths), set(command_paths)
@@ -339,7 +339,9 @@ def check_changes(
             commands,
             pristine_text,
             is_link=change.is_link,
-            after=lambda _path, change=change: "" if change.kind is ChangeKind.REMOVED else change.new_text(),
+            after=lambda _path, change=change: (
+                "" if change.kind is LayerChangeKind.REMOVED else change.new_text()
+            ),
         )
         entry = f"{culprit} ({reason})"
         if reason and not (by_install and is_build_output(entry)):

@@ -75,7 +75,7 @@ class Dist:
 
 
 @dataclass(frozen=True)
-class Project:
+class InstalledProject:
     """The project's installed outputs in the base venv and in the venv after the re-install."""
 
     base: Tree
@@ -94,7 +94,7 @@ class Project:
     """(before, after): the project's versions, as its metadata entries name them."""
 
     @classmethod
-    def find(cls, base: Tree, new: Tree, repo: Tree) -> Project:
+    def find(cls, base: Tree, new: Tree, repo: Tree) -> InstalledProject:
         """The project of `base` (the venv an episode starts from), as `new` shows it; `repo`: the installed
         base tree of the repository."""
         names, editable, others = _installed_from_repo(base)

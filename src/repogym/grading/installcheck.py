@@ -58,11 +58,11 @@ from repogym.grading.install_outputs import (
     METADATA_SUFFIXES,
     SCRIPT_GROUPS,
     Dist,
-    Project,
+    InstalledProject,
     entry_point_sections,
 )
 from repogym.sandbox.base import VENV_DIR
-from repogym.sandbox.layerchanges import ChangeKind, PathChange, Tree, layer_changes, tree_changes
+from repogym.sandbox.layerchanges import LayerChange, LayerChangeKind, Tree, layer_changes, tree_changes
 from repogym.sandbox.runtime import Episode
 
 #: The jail's PATH after the venv's bin/ (bwrap.jail_environment): a console script must not shadow these.
@@ -92,10 +92,10 @@ def check_reinstall(episode: Episode) -> str:
         return f"{VENV_DIR} (could not be read after the re-install: {exc})"
 
 
-def judge_venv_changes(changes: Iterable[PathChange], base: Tree, new: Tree, repo: Tree) -> str:
+def judge_venv_changes(changes: Iterable[LayerChange], base: Tree, new: Tree, repo: Tree) -> str:
     """The rules of this module on `changes` (paths relative to the venv) from `base` to `new`; `repo` is the
     installed base tree of the repository (where ``setup.py install`` leaves its egg-info)."""
-    project = Project.find(base, new, repo)
+    project = InstalledProject.find(base, new, repo)
     found = []
     for change in changes:
         why = _reason(change, project)
@@ -107,8 +107,8 @@ def judge_venv_changes(changes: Iterable[PathChange], base: Tree, new: Tree, rep
 # -- the rules, one change at a time ----------------------------------------------------------------------
 
 
-def _reason(change: PathChange, project: Project) -> str:
-    if change.kind is not ChangeKind.REMOVED and not _is_regular(change.host_path):
+def _reason(change: LayerChange, project: InstalledProject) -> str:
+    if change.kind is not LayerChangeKind.REMOVED and not _is_regular(change.host_path):
         return "a link" if change.is_link else "not a regular file"
     site = _SITE.fullmatch(change.path)
     if site:
@@ -125,9 +125,9 @@ def _is_regular(entry: Path | None) -> bool:
     return entry is not None and stat.S_ISREG(os.lstat(entry).st_mode)
 
 
-def _site_reason(site: str, inner: str, change: PathChange, project: Project) -> str:
+def _site_reason(site: str, inner: str, change: LayerChange, project: InstalledProject) -> str:
     top, _, rest = inner.partition("/")
-    removed = change.kind is ChangeKind.REMOVED
+    removed = change.kind is LayerChangeKind.REMOVED
     if project.owns(top):
         return _metadata_reason(Dist(site, top), rest, change, project)
     if not rest and not removed and project.reproduces_base(site, top):
@@ -139,9 +139,9 @@ def _site_reason(site: str, inner: str, change: PathChange, project: Project) ->
     return _refused_site_entry(site, top, rest, change, project)
 
 
-def _metadata_reason(dist: Dist, rest: str, change: PathChange, project: Project) -> str:
+def _metadata_reason(dist: Dist, rest: str, change: LayerChange, project: InstalledProject) -> str:
     """A file in one of the project's metadata entries (an egg holds its packages too)."""
-    if change.kind is ChangeKind.REMOVED:
+    if change.kind is LayerChangeKind.REMOVED:
         return ""
     if dist.is_egg and not rest:
         return "a zipped egg: what it would put on sys.path cannot be read"
@@ -160,7 +160,7 @@ def _module_name(inner: str) -> str:
     return "" if parts[0].lower().endswith(".pth") else parts[0].split(".", 1)[0]
 
 
-def _package_reason(inner: str, project: Project) -> str:
+def _package_reason(inner: str, project: InstalledProject) -> str:
     """A file of the project's own packages (an install without -e): code under test, compiled or not, unless
     Python would load it by itself, or it is a top-level name the base install did not write (in an egg)."""
     why = loaded_by_itself(inner)
@@ -171,7 +171,7 @@ def _package_reason(inner: str, project: Project) -> str:
     return ""
 
 
-def _entry_points_reason(change: PathChange, project: Project) -> str:
+def _entry_points_reason(change: LayerChange, project: InstalledProject) -> str:
     """The project's entry_points.txt: scripts may change, every other group must be the base's."""
     text = project.new.text(change.path)
     if text is None:
@@ -184,10 +184,12 @@ def _entry_points_reason(change: PathChange, project: Project) -> str:
     return ""
 
 
-def _refused_site_entry(site: str, top: str, rest: str, change: PathChange, project: Project) -> str:
+def _refused_site_entry(
+    site: str, top: str, rest: str, change: LayerChange, project: InstalledProject
+) -> str:
     """Why a change of the site folder that is none of the project's outputs is refused."""
     low = top.lower()
-    if change.kind is ChangeKind.REMOVED:
+    if change.kind is LayerChangeKind.REMOVED:
         return "removes a file the project's install did not write"
     if is_startup_name(top):
         return "a module run at interpreter start"
@@ -202,8 +204,8 @@ def _refused_site_entry(site: str, top: str, rest: str, change: PathChange, proj
     return "a new top-level module or package in site-packages"
 
 
-def _script_reason(name: str, change: PathChange, project: Project) -> str:
-    if change.kind is ChangeKind.REMOVED:
+def _script_reason(name: str, change: LayerChange, project: InstalledProject) -> str:
+    if change.kind is LayerChangeKind.REMOVED:
         return "" if name in project.base_scripts else "removes a program of another package from bin/"
     if name not in project.new_scripts | project.base_scripts:
         return "a program in bin/ the project does not declare as a console script"

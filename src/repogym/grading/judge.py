@@ -79,7 +79,7 @@ from repogym.task import Source, Task
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Judgement:
     """What `judge` decided."""
 
     outcome: Outcome
@@ -109,7 +109,7 @@ def judge(
     canary: Canary | None = None,
     skip_rule: SkipRule = SkipRule.STRICT,
     may_xfail: Callable[[str], bool] | None = None,
-) -> Verdict:
+) -> Judgement:
     """The verdict on `report` for `task` (see the module's table and its SKIPPED and XFAIL rules);
     `may_xfail`: whether an xfail mark of the trusted sources can apply to a test (xfail_marks.py).
 
@@ -152,10 +152,10 @@ def judge(
     p2p = {test: statuses.get(test) for test in task.PASS_TO_PASS}
     notes = [_uncounted_note(not_counted), _unmarked_note(unmarked)]
     if status is ResolvedStatus.FULL:
-        return Verdict(Outcome.RESOLVED, status, f2p, p2p, "; ".join(filter(None, notes)), not_counted)
+        return Judgement(Outcome.RESOLVED, status, f2p, p2p, "; ".join(filter(None, notes)), not_counted)
     failing = [t for t, s in {**f2p, **p2p}.items() if t not in not_counted and (s is None or not s.ok)]
     detail = f"{len(failing)} required test(s) did not pass: {', '.join(failing[:5])}"
-    return Verdict(
+    return Judgement(
         Outcome.UNRESOLVED, status, f2p, p2p, "; ".join(filter(None, [detail, *notes])), not_counted
     )
 
@@ -269,8 +269,8 @@ def _hide(note: str, canary: Canary | None) -> str:
     return note
 
 
-def _untrusted(task: Task, outcome: Outcome, detail: str) -> Verdict:
-    return Verdict(
+def _untrusted(task: Task, outcome: Outcome, detail: str) -> Judgement:
+    return Judgement(
         outcome,
         ResolvedStatus.NO,
         dict.fromkeys(task.FAIL_TO_PASS),

@@ -11,11 +11,9 @@ ones) keep the limits they were given. `repogym grade` does not use this: its `-
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from repogym.sandbox.base import Limits
 from repogym.task import Task
+from repogym.taskmeta import ValidationRecord
 
 #: A graded test run may take this many times the slowest validated run, plus a third of the floor...
 GRADE_FACTOR = 10.0
@@ -29,15 +27,16 @@ _PHASES = ("before_s", "after_s", "clean_s")
 
 def validated_run_s(task: Task) -> float | None:
     """Seconds of the slowest phase validation recorded, per run; None when the task has no such record."""
-    validation = task.metadata.get("validation")
-    if not isinstance(validation, Mapping):
+    validation = ValidationRecord.of(task)
+    if validation.runs < 1:
         return None
-    timings: Any = validation.get("timings")
-    runs = validation.get("runs")
-    if not isinstance(timings, Mapping) or not isinstance(runs, int) or isinstance(runs, bool) or runs < 1:
-        return None
-    phases = [float(timings[name]) for name in _PHASES if isinstance(timings.get(name), int | float)]
-    return max(phases) / runs if phases else None
+    timings = validation.timings
+    phases = [
+        float(timings[name])
+        for name in _PHASES
+        if isinstance(timings.get(name), int | float) and not isinstance(timings.get(name), bool)
+    ]
+    return max(phases) / validation.runs if phases else None
 
 
 def capped(limits: Limits, run_s: float, factor: float, floor_s: float) -> Limits:

@@ -11,15 +11,15 @@ proves each candidate with its tests.
 
 from repogym.mining.config import FILTER_NAMES, MiningConfig
 from repogym.mining.funnel import Funnel, FunnelFlag, FunnelStep
-from repogym.mining.kinds import ChangeKind, Classification, classify_change
+from repogym.mining.kinds import ChangeClassification, ChangeKind, classify_change
 from repogym.mining.mine import MiningResult, mine, mine_to_file
 from repogym.mining.prs import PrExport, load_pr_export
 from repogym.mining.statements import clean_message, leaks_fix
 
 __all__ = [
     "FILTER_NAMES",
+    "ChangeClassification",
     "ChangeKind",
-    "Classification",
     "Funnel",
     "FunnelFlag",
     "FunnelStep",

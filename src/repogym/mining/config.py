@@ -12,7 +12,7 @@ from datetime import UTC, datetime, time
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from repogym.config import _Model
+from repogym.config import ConfigModel
 from repogym.mining.kinds import parse_kinds
 
 #: Every mining filter by name, in the order they are applied. The filters themselves
@@ -35,7 +35,7 @@ FILTER_NAMES: tuple[str, ...] = (
 )
 
 
-class MiningConfig(_Model):
+class MiningConfig(ConfigModel):
     """How `repogym mine` walks a history, splits patches and filters candidates."""
 
     branch: str = "HEAD"

@@ -42,7 +42,7 @@ class PathSummary:
         python_code = submodule = False
         for status, old_mode, new_mode, old_blob, new_blob, path in commit.changes:
             if status == "M" and old_blob == new_blob and old_mode != new_mode:
-                continue  # mode only (PathChange.mode_only, inlined: this runs for every path of every commit)
+                continue  # mode only (RawChange.mode_only, inlined: this runs for every path of every commit)
             kind, in_code_patch, python = rules.describe(path)
             kinds.add(kind)
             submodule = submodule or old_mode == "160000" or new_mode == "160000"

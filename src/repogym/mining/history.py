@@ -33,7 +33,7 @@ _FORMAT = "%x1e%H%x00%P%x00%T%x00%an%x00%at%x00%ct%x00%B%x00"
 _PATCH_OPTIONS = ("-p", "--binary", "-M", "--no-ext-diff", "--no-textconv", "--no-color")
 
 
-class PathChange(NamedTuple):
+class RawChange(NamedTuple):
     """One entry of `git log --raw`: a path changed by a commit, against its first parent.
 
     A NamedTuple rather than a frozen dataclass: a history has millions of these,
@@ -60,7 +60,7 @@ class PathChange(NamedTuple):
 class Commit(NamedTuple):
     """A commit of the mined line, with what it changed against its first parent.
 
-    A NamedTuple for the same reason as PathChange: one is built per commit.
+    A NamedTuple for the same reason as RawChange: one is built per commit.
     """
 
     sha: str
@@ -72,7 +72,7 @@ class Commit(NamedTuple):
     committed_at: int
     """Commit time, seconds since the epoch."""
     message: str
-    changes: tuple[PathChange, ...] = ()
+    changes: tuple[RawChange, ...] = ()
 
     @property
     def subject(self) -> str:
@@ -136,7 +136,7 @@ def _parse_record(record: bytes) -> Commit:
         if entry.startswith(":"):
             old_mode, new_mode, old_blob, new_blob, status = entry[1:].split(" ")
             changes.append(
-                PathChange(
+                RawChange(
                     status[:1],
                     old_mode,
                     new_mode,

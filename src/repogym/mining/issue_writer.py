@@ -13,6 +13,7 @@ run goes on).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
@@ -20,6 +21,7 @@ from typing import Protocol
 from repogym.mining.funnel import MAX_EXAMPLES, FunnelFlag
 from repogym.mining.statements import leaks_fix
 from repogym.task import Task
+from repogym.taskmeta import MiningRecord
 from repogym.textmodel import ModelUnavailable, TextModel, TextSampling, make_text_model
 
 SYSTEM_PROMPT = """You write GitHub issues for a bug tracker. Given a commit that fixed a bug (its message, the \
@@ -90,11 +92,11 @@ def rewrite_statements(
             else:
                 verdict, outcome = "kept", "kept"
         outcomes[outcome].append(task.instance_id)
-        mining = {**task.metadata.get("mining", {}), "statement_writer": verdict}
+        mining = dataclasses.replace(MiningRecord.of(task), statement_writer=verdict)
         if outcome == "kept":
-            mining["statement_source"] = "writer"
+            mining = dataclasses.replace(mining, statement_source="writer")
             task = task.replace(problem_statement=text + "\n")
-        rewritten.append(task.replace(metadata={**task.metadata, "mining": mining}))
+        rewritten.append(task.replace(metadata=mining.to_metadata(task.metadata)))
     descriptions = {
         "kept": "statements rewritten by the issue writer",
         "quotes_fix": "rewrites rejected for quoting the gold patch (the cleaned message kept)",

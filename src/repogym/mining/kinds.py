@@ -102,7 +102,7 @@ _CHANGED = re.compile(r"^[-+](?![-+]{2} )", re.M)
 
 
 @dataclass(frozen=True)
-class Classification:
+class ChangeClassification:
     """A change's kind, how sure the classifier is, and the cues that decided it."""
 
     kind: ChangeKind
@@ -129,7 +129,7 @@ def classify_change(
     docs: Iterable[tuple[str, str]] = (),
     labels: Iterable[str] = (),
     pr_title: str = "",
-) -> Classification:
+) -> ChangeClassification:
     """The kind of a change from its message, its code and test patches, its docs diffs (path, text) and labels.
 
     >>> classify_change("Fix crash when the config file is empty").kind
@@ -227,13 +227,13 @@ def _shape(scores: _Scores, code_patch: str, test_patch: str) -> None:
         scores.add(ChangeKind.REFACTOR, 0.5, "tests_only_edited")
 
 
-def _decide(scores: _Scores) -> Classification:
+def _decide(scores: _Scores) -> ChangeClassification:
     top = max(scores.values.values())
     exp = {kind: math.exp(value - top) for kind, value in scores.values.items()}
     total = sum(exp.values())
     # Ties go to the kind listed first (fix): a change with no cue at all is taken for what was mined for.
     kind = max(ChangeKind, key=lambda k: (scores.values[k], -list(ChangeKind).index(k)))
-    return Classification(kind, round(exp[kind] / total, 3), tuple(scores.cues))
+    return ChangeClassification(kind, round(exp[kind] / total, 3), tuple(scores.cues))
 
 
 def parse_kinds(value: str | Iterable[str]) -> tuple[ChangeKind, ...]:

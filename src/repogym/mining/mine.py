@@ -62,7 +62,7 @@ from repogym.mining.history import (
     start_list_commits,
 )
 from repogym.mining.issue_writer import make_issue_writer, rewrite_statements
-from repogym.mining.kinds import ChangeKind, Classification
+from repogym.mining.kinds import ChangeClassification, ChangeKind
 from repogym.mining.merges import MergeChecks, MergeGraph
 from repogym.mining.prs import (
     PrExport,
@@ -390,7 +390,7 @@ def _to_task(
     export: PrExport | None,
     graph: dict[str, GraphCommit],
     merge_graph: MergeGraph,
-    kind: Classification,
+    kind: ChangeClassification,
 ) -> Task:
     commit, split = candidate.commit, candidate.split
     brought_in = merge_graph.brought_in.get(commit.sha, ())

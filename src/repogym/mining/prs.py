@@ -87,7 +87,7 @@ def parse_timestamp(value: Any, where: str) -> int | None:
 
 
 @dataclass(frozen=True)
-class Comment:
+class PrComment:
     body: str
     created_at: int | None
 
@@ -98,7 +98,7 @@ class Issue:
     title: str
     body: str
     created_at: int | None = None
-    comments: tuple[Comment, ...] = ()
+    comments: tuple[PrComment, ...] = ()
     labels: tuple[str, ...] = ()
 
     @property
@@ -160,7 +160,7 @@ def load_pr_export(path: str | os.PathLike[str]) -> PrExport:
     pulls: dict[int, PullRequest] = {}
     issues: dict[int, Issue] = {}
     pr_issues: dict[int, Issue] = {}
-    comments: dict[int, list[Comment]] = {}
+    comments: dict[int, list[PrComment]] = {}
     if not file.is_file():
         raise DatasetError(f"{file}: no such PR export file")
     with open(file, encoding="utf-8-sig") as handle:
@@ -248,7 +248,7 @@ def _pull(data: dict[str, Any], where: str) -> PullRequest:
 
 def _issue(data: dict[str, Any], where: str) -> Issue:
     inline = data.get("comments")
-    comments: tuple[Comment, ...] = ()
+    comments: tuple[PrComment, ...] = ()
     if isinstance(inline, list):  # GitHub's own issue objects carry a count here; a list is comments inline
         comments = tuple(_comment(item, f"{where}: comment {index}")[1] for index, item in enumerate(inline))
     return Issue(
@@ -270,7 +270,7 @@ def _labels(data: dict[str, Any]) -> tuple[str, ...]:
     return tuple(name for name in names if isinstance(name, str) and name)
 
 
-def _comment(data: Any, where: str) -> tuple[int, Comment]:
+def _comment(data: Any, where: str) -> tuple[int, PrComment]:
     if not isinstance(data, dict):
         raise DatasetError(f"{where}: a comment must be a JSON object, got {type(data).__name__}")
     number = -1
@@ -279,7 +279,7 @@ def _comment(data: Any, where: str) -> tuple[int, Comment]:
         number = int(url.rstrip("/").rsplit("/", 1)[-1])
     elif isinstance(data.get("issue_number"), int):
         number = data["issue_number"]
-    comment = Comment(
+    comment = PrComment(
         _text(data, "body", where), parse_timestamp(data.get("created_at"), f"{where}: 'created_at'")
     )
     return number, comment

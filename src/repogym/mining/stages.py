@@ -5,20 +5,21 @@ from __future__ import annotations
 from repogym.mining.config import MiningConfig
 from repogym.mining.filters import Candidate
 from repogym.mining.funnel import MAX_EXAMPLES, Funnel, FunnelCounter, FunnelFlag, FunnelStep
-from repogym.mining.kinds import Classification, classify_change
+from repogym.mining.kinds import ChangeClassification, classify_change
 from repogym.mining.prs import PrExport, linked_issue_numbers
-from repogym.privacy.scrub import Policy, ScrubConfig, scrub_tasks
+from repogym.privacy.scrub import ScrubConfig, SecretPolicy, scrub_tasks
 from repogym.task import Task
+from repogym.taskmeta import MiningRecord
 
 QUOTES_FIX = "statement_quotes_fix"
 
 
 def classify_and_keep(
     survivors: list[Candidate], config: MiningConfig, export: PrExport | None, counter: FunnelCounter
-) -> dict[str, Classification]:
+) -> dict[str, ChangeClassification]:
     """Classify each survivor, drop the kinds not kept (in place), return every classification by id."""
     kept_kinds = set(config.kinds)
-    found: dict[str, Classification] = {}
+    found: dict[str, ChangeClassification] = {}
     kept: list[Candidate] = []
     for candidate in survivors:
         found[candidate.instance_id] = result = classify_candidate(candidate, export)
@@ -30,7 +31,7 @@ def classify_and_keep(
     return found
 
 
-def classify_candidate(candidate: Candidate, export: PrExport | None) -> Classification:
+def classify_candidate(candidate: Candidate, export: PrExport | None) -> ChangeClassification:
     """`classify_change` over what mining knows of a candidate: message, PR, labels, patches, changelog."""
     split, pull = candidate.split, candidate.pull
     labels = list(pull.labels) if pull else []
@@ -49,7 +50,7 @@ def classify_candidate(candidate: Candidate, export: PrExport | None) -> Classif
 
 
 def quotes_fix_flag(tasks: tuple[Task, ...]) -> FunnelFlag:
-    flagged = [t.instance_id for t in tasks if t.metadata["mining"].get(QUOTES_FIX)]
+    flagged = [t.instance_id for t in tasks if MiningRecord.of(t).statement_quotes_fix]
     return FunnelFlag(
         QUOTES_FIX,
         "problem statement quotes added lines of the gold patch (metadata.mining.statement_quotes_fix)",
@@ -61,7 +62,7 @@ def quotes_fix_flag(tasks: tuple[Task, ...]) -> FunnelFlag:
 def redact(tasks: tuple[Task, ...], funnel: Funnel) -> tuple[tuple[Task, ...], Funnel]:
     """Secrets and personal data out of the candidates before they are written anywhere."""
 
-    scrubbed = scrub_tasks(tasks, ScrubConfig(policy=Policy.REDACT, check_license=False))
+    scrubbed = scrub_tasks(tasks, ScrubConfig(policy=SecretPolicy.REDACT, check_license=False))
     dropped = [d.instance_id for d in scrubbed.dropped]
     step = FunnelStep(
         "secret_unredactable",

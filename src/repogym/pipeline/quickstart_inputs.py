@@ -11,8 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from repogym.agent.policies import PolicyConfig, SamplingParams
-from repogym.config import EnvConfig, GRPOSettings, RunConfig
-from repogym.config import RolloutConfig as RolloutSettings
+from repogym.config import EnvConfig, GRPOSettings, RolloutSettings, RunConfig
 from repogym.evaluate.run import EvalConfig
 from repogym.pipeline.data import DataInput
 from repogym.pipeline.demos import DemosInput

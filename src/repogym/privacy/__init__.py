@@ -11,7 +11,7 @@ from __future__ import annotations
 from repogym.privacy.licenses import LicenseDetector, LicenseEvidence, LicenseInfo, detect_license
 from repogym.privacy.pii import PiiKind
 from repogym.privacy.results import DropCode, DroppedTask, DropReason, Finding, ScrubResult
-from repogym.privacy.scrub import Policy, ScrubConfig, scrub_tasks
+from repogym.privacy.scrub import ScrubConfig, SecretPolicy, scrub_tasks
 from repogym.privacy.spdx import DEFAULT_ALLOWLIST
 
 __all__ = [
@@ -24,9 +24,9 @@ __all__ = [
     "LicenseEvidence",
     "LicenseInfo",
     "PiiKind",
-    "Policy",
     "ScrubConfig",
     "ScrubResult",
+    "SecretPolicy",
     "detect_license",
     "scrub_tasks",
 ]

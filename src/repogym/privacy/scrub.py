@@ -47,7 +47,7 @@ PATCH_FIELDS = ("patch", "test_patch")
 TEXT_FIELDS = ("problem_statement", "hints_text")
 
 
-class Policy(enum.StrEnum):
+class SecretPolicy(enum.StrEnum):
     """What happens to a task that contains a secret."""
 
     DROP = "drop"
@@ -61,7 +61,7 @@ class ScrubConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    policy: Policy = Policy.DROP
+    policy: SecretPolicy = SecretPolicy.DROP
     """'drop': a task with any secret is left out. 'redact': secrets are replaced by markers where the patch still applies, else the task is left out."""
     license_allowlist: tuple[str, ...] = DEFAULT_ALLOWLIST
     """SPDX ids a repository may be licensed under; an id also admits its -only / -or-later variants."""
@@ -186,10 +186,10 @@ def _scrub_one(
     pii_found: dict[str, tuple[str, list[PiiHit]]],
 ) -> DroppedTask | tuple[Task, list[PiiHit]]:
     reasons = _license_reasons(license_info, config)
-    if hits and config.policy is Policy.DROP:
+    if hits and config.policy is SecretPolicy.DROP:
         reasons.append(DropReason(DropCode.SECRET, f"secrets found at {_places(hits)}"))
     stuck = [hit for hit in hits if not hit.kind.rewritable]
-    if stuck and config.policy is Policy.REDACT:
+    if stuck and config.policy is SecretPolicy.REDACT:
         reasons.append(
             DropReason(
                 DropCode.SECRET_UNREDACTABLE,

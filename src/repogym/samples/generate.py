@@ -16,7 +16,7 @@ from repogym.samples.licenses import license_info
 from repogym.samples.model import CommitInfo, PlantedFix, PlantedSecret, SampleRepo
 from repogym.samples.plan import Plan, fix_kinds, fix_tests
 from repogym.samples.prs import write_export
-from repogym.samples.scaffold import Project
+from repogym.samples.scaffold import SampleProject
 from repogym.samples.timeline import plan_history
 
 _NAME = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
@@ -51,7 +51,7 @@ def generate_repo(
             f"n_bug_fixes: {n_bug_fixes} is out of range; library {spec.kind!r} has 1 to {len(spec.bugs)}"
         )
     start = _START_2021 + rng.randrange(0, 900) * _DAY + 9 * 3600 + rng.randrange(3600)
-    project = Project(
+    project = SampleProject(
         name=name,
         package=name.replace("-", "_"),
         owner=rng.choice(people.OWNERS),

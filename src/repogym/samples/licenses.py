@@ -69,7 +69,7 @@ OF THIS SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.
 
 
 @dataclass(frozen=True)
-class LicenseInfo:
+class SampleLicense:
     """How one licence appears in a repository."""
 
     spdx: str
@@ -85,20 +85,20 @@ class LicenseInfo:
         return (_TEXTS / self.filename).read_text(encoding="utf-8")
 
 
-LICENSES: dict[str, LicenseInfo] = {
+LICENSES: dict[str, SampleLicense] = {
     info.spdx: info
     for info in (
-        LicenseInfo("MIT", "License :: OSI Approved :: MIT License", template=MIT),
-        LicenseInfo("BSD-3-Clause", "License :: OSI Approved :: BSD License", template=BSD_3_CLAUSE),
-        LicenseInfo(
+        SampleLicense("MIT", "License :: OSI Approved :: MIT License", template=MIT),
+        SampleLicense("BSD-3-Clause", "License :: OSI Approved :: BSD License", template=BSD_3_CLAUSE),
+        SampleLicense(
             "Apache-2.0", "License :: OSI Approved :: Apache Software License", filename="Apache-2.0.txt"
         ),
-        LicenseInfo(
+        SampleLicense(
             "GPL-3.0-only",
             "License :: OSI Approved :: GNU General Public License v3 (GPLv3)",
             filename="GPL-3.0.txt",
         ),
-        LicenseInfo(
+        SampleLicense(
             "GPL-3.0-or-later",
             "License :: OSI Approved :: GNU General Public License v3 or later (GPLv3+)",
             filename="GPL-3.0.txt",
@@ -107,7 +107,7 @@ LICENSES: dict[str, LicenseInfo] = {
 }
 
 
-def license_info(spdx: str, field: str = "license") -> LicenseInfo:
+def license_info(spdx: str, field: str = "license") -> SampleLicense:
     """The licence with SPDX id `spdx`; an unknown id is a ConfigError listing the known ones.
 
     >>> license_info("MIT").classifier

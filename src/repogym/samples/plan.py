@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from repogym.samples.model import CommitKind, FixKind
 from repogym.samples.people import Person
 from repogym.samples.prs import IssuePlan, PullPlan
-from repogym.samples.scaffold import Project
+from repogym.samples.scaffold import SampleProject
 from repogym.samples.spec import BugSpec, collect_test_names
 
 HOUR = 3600
@@ -59,7 +59,7 @@ class PlannedSecret:
 
 @dataclass
 class Plan:
-    project: Project
+    project: SampleProject
     commits: list[PlannedCommit] = field(default_factory=list)
     fixes: list[PlannedFix] = field(default_factory=list)
     secret: PlannedSecret | None = None

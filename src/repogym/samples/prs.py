@@ -48,7 +48,7 @@ def iso(epoch: int) -> str:
 
 
 @dataclass(frozen=True)
-class Comment:
+class SampleComment:
     login: str
     body: str
     when: int
@@ -66,7 +66,7 @@ class IssuePlan:
     opened: int
     closed: int | None
     labels: tuple[str, ...] = ()
-    comments: tuple[Comment, ...] = ()
+    comments: tuple[SampleComment, ...] = ()
 
     def to_github(self, base_url: str) -> dict[str, Any]:
         return {
@@ -97,7 +97,7 @@ class PullPlan:
     head_key: str
     base_key: str
     merge_key: str
-    comments: tuple[Comment, ...] = field(default=())
+    comments: tuple[SampleComment, ...] = field(default=())
 
     def to_github(self, base_url: str, shas: Mapping[str, str], base_ref: str = "main") -> dict[str, Any]:
         return {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from repogym.samples.licenses import LicenseInfo
+from repogym.samples.licenses import SampleLicense
 from repogym.samples.spec import PKG, Change, Edit, LibrarySpec
 
 PYPROJECT = """[build-system]
@@ -124,7 +124,7 @@ class Changelog:
 
 
 @dataclass(frozen=True)
-class Project:
+class SampleProject:
     """Names and metadata of one generated library."""
 
     name: str
@@ -132,10 +132,10 @@ class Project:
     owner: str
     holder: str
     year: int
-    license: LicenseInfo
+    license: SampleLicense
 
 
-def initial_files(spec: LibrarySpec, project: Project, changelog: Changelog) -> dict[str, str]:
+def initial_files(spec: LibrarySpec, project: SampleProject, changelog: Changelog) -> dict[str, str]:
     """Path -> text of the first commit."""
     values = {
         "name": project.name,

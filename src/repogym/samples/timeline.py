@@ -32,11 +32,11 @@ from repogym.samples.plan import (
     make_secret,
     three_way_merge,
 )
-from repogym.samples.prs import Comment, IssuePlan, PullPlan, iso
+from repogym.samples.prs import IssuePlan, PullPlan, SampleComment, iso
 from repogym.samples.scaffold import (
     DEPENDABOT_BUMP,
     Changelog,
-    Project,
+    SampleProject,
     generic_docs,
     initial_files,
     version_edits,
@@ -47,7 +47,7 @@ from repogym.samples.spec import BugSpec, Change, Edit, LibrarySpec, apply_edit,
 class Planner:
     """Builds a `Plan` event by event; main's tree and changelog are the running state."""
 
-    def __init__(self, spec: LibrarySpec, project: Project, rng: random.Random, start: int) -> None:
+    def __init__(self, spec: LibrarySpec, project: SampleProject, rng: random.Random, start: int) -> None:
         self.spec, self.project, self.rng = spec, project, rng
         self.plan = Plan(project)
         self.clock = start
@@ -229,7 +229,7 @@ class Planner:
                 head_key=fix.branch_keys[-1],
                 base_key=fix.base_key,
                 merge_key=fix.fix_key,
-                comments=(Comment(self.maintainer.login, "Thanks! Looks good to me.", review_time),),
+                comments=(SampleComment(self.maintainer.login, "Thanks! Looks good to me.", review_time),),
             )
         )
         self.close_issue(fix.issue_number, merged_at, f"Fixed in #{fix.pr_number}.")
@@ -243,7 +243,9 @@ class Planner:
         comments = []
         for index, hint in enumerate(bug.hints):
             comments.append(
-                Comment(commenters[index % 2], render(hint, self.project.package), self.tick(HOUR, 8 * HOUR))
+                SampleComment(
+                    commenters[index % 2], render(hint, self.project.package), self.tick(HOUR, 8 * HOUR)
+                )
             )
         body = render(bug.issue_body, self.project.package)
         self.plan.issues.append(
@@ -252,7 +254,7 @@ class Planner:
         return number
 
     def close_issue(self, number: int, when: int, note: str) -> None:
-        closing = Comment(self.maintainer.login, note, when + 60)
+        closing = SampleComment(self.maintainer.login, note, when + 60)
         self.plan.issues = [
             dataclasses.replace(issue, closed=when + 60, comments=(*issue.comments, closing))
             if issue.number == number
@@ -264,7 +266,9 @@ class Planner:
         """An open issue that no commit resolves (a question), as real trackers have."""
         number = next(self.numbers)
         opened = self.tick(HOUR, 5 * HOUR)
-        answer = Comment(self.maintainer.login, "Yes: CI runs the tests on 3.8 to 3.12.", opened + 5 * HOUR)
+        answer = SampleComment(
+            self.maintainer.login, "Yes: CI runs the tests on 3.8 to 3.12.", opened + 5 * HOUR
+        )
         body = f"Is {self.project.name} tested on Python 3.12? The README does not say."
         self.plan.issues.append(
             IssuePlan(
@@ -282,7 +286,7 @@ class Planner:
 
 def plan_history(
     spec: LibrarySpec,
-    project: Project,
+    project: SampleProject,
     rng: random.Random,
     bugs: list[BugSpec],
     kinds: list[FixKind],

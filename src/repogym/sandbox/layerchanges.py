@@ -32,19 +32,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-class ChangeKind(enum.StrEnum):
+class LayerChangeKind(enum.StrEnum):
     ADDED = "added"
     MODIFIED = "modified"
     REMOVED = "removed"
 
 
 @dataclass(frozen=True)
-class PathChange:
+class LayerChange:
     """One repository path whose merged view differs from the lowers'."""
 
     path: str
     """Relative to the repository root, '/'-separated."""
-    kind: ChangeKind
+    kind: LayerChangeKind
     host_path: Path | None
     """The new entry in the upper layer (None when removed); read it without following links."""
     is_link: bool = False
@@ -70,7 +70,7 @@ class UnreadableLayer(Exception):
     """The upper uses overlay features this module does not replay (redirects, metacopy)."""
 
 
-def layer_changes(upper: Path, lowers: Sequence[Path]) -> list[PathChange] | None:
+def layer_changes(upper: Path, lowers: Sequence[Path]) -> list[LayerChange] | None:
     """Every path of `upper` over `lowers` (top first) whose merged view differs from the lowers' view;
     None when the upper holds redirects or metacopy entries (not replayed here)."""
     try:
@@ -113,7 +113,7 @@ def _lower_entries(path: str, lowers: Sequence[Path]) -> Iterator[str]:
                 yield f"{relative}/{name}"
 
 
-def tree_changes(new_root: Path, old_root: Path) -> list[PathChange]:
+def tree_changes(new_root: Path, old_root: Path) -> list[LayerChange]:
     """Every path whose entry in the full tree `new_root` differs from the full tree `old_root` (content, link
     target, executable bit or existence; a folder counts by its files), as `layer_changes` reports them for
     an overlay. Links are compared, never followed. Raises OSError where a folder cannot be listed (a jail
@@ -136,11 +136,11 @@ def _raise(error: OSError) -> None:
     raise error
 
 
-def _compare(path: str, upper: Path, lowers: Sequence[Path]) -> PathChange | None:
+def _compare(path: str, upper: Path, lowers: Sequence[Path]) -> LayerChange | None:
     return _difference(path, lookup(path, [upper, *lowers]), lookup(path, lowers))
 
 
-def _difference(path: str, new: Path | None, old: Path | None) -> PathChange | None:
+def _difference(path: str, new: Path | None, old: Path | None) -> LayerChange | None:
     """How the entry at `path` changed from `old` to `new` (host entries, None where there is none)."""
     new_kind, old_kind = _kind(new), _kind(old)
     if new_kind == "dir":
@@ -150,10 +150,13 @@ def _difference(path: str, new: Path | None, old: Path | None) -> PathChange | N
     if new_kind == old_kind == "none":
         return None
     if new_kind == "none":
-        return PathChange(path, ChangeKind.REMOVED, None)
+        return LayerChange(path, LayerChangeKind.REMOVED, None)
     assert new is not None
-    change = PathChange(
-        path, ChangeKind.ADDED if old_kind == "none" else ChangeKind.MODIFIED, new, is_link=new_kind == "link"
+    change = LayerChange(
+        path,
+        LayerChangeKind.ADDED if old_kind == "none" else LayerChangeKind.MODIFIED,
+        new,
+        is_link=new_kind == "link",
     )
     if old is None or new_kind != old_kind or new_kind == "other":
         return change  # a FIFO or device is reported whatever it was: nothing to compare

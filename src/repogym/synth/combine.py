@@ -14,7 +14,7 @@ import hashlib
 import posixpath
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from repogym.synth.inject import touched_lines
 from repogym.synth.store import BugCommit, TaskRepo
 from repogym.synth.synth import id_prefix
 from repogym.task import Source, Task
+from repogym.taskmeta import SynthRecord
 
 METHOD = "combine"
 
@@ -60,7 +61,7 @@ def combine(tasks: Sequence[Task], same: str = "file", max_parts: int = 3, seed:
     for task in usable:
         file = str(task.metadata.get("file", ""))
         scope = file if same == "file" else posixpath.dirname(file)
-        groups.setdefault((task.repo_source, _synth(task)["clean_commit"], scope), []).append(task)
+        groups.setdefault((task.repo_source, _synth(task).clean_commit, scope), []).append(task)
     combined: list[Task] = []
     for key in sorted(groups):
         members = sorted(groups[key], key=lambda t: t.instance_id)
@@ -71,13 +72,13 @@ def combine(tasks: Sequence[Task], same: str = "file", max_parts: int = 3, seed:
 
 def _combine_group(members: list[Task], max_parts: int) -> list[Task]:
     repo = TaskRepo(Path(members[0].repo_source))
-    clean_commit = _synth(members[0])["clean_commit"]
+    clean_commit = _synth(members[0]).clean_commit
     parts = [
         _Part(
             task=t,
             file=t.metadata["file"],
             clean_commit=clean_commit,
-            buggy_text=repo.read(_synth(t)["bug_commit"], t.metadata["file"]),
+            buggy_text=repo.read(_synth(t).bug_commit, t.metadata["file"]),
             clean_text=repo.read(clean_commit, t.metadata["file"]),
         )
         for t in members
@@ -118,7 +119,7 @@ def _write(repo: TaskRepo, clean_commit: str, built: list[tuple[list[_Part], dic
     tasks = []
     for instance_id, chosen, gold, texts in rows:
         first = chosen[0].task
-        tests = list(dict.fromkeys(t for p in chosen for t in _synth(p.task)["tests"]))
+        tests = list(dict.fromkeys(t for p in chosen for t in _synth(p.task).tests))
         stats = diff_stats(gold)
         file = first.metadata["file"]
         file_gold = unified_diff({file: texts[file]}, {file: chosen[0].clean_text})
@@ -135,9 +136,9 @@ def _write(repo: TaskRepo, clean_commit: str, built: list[tuple[list[_Part], dic
             ],
             "difficulty": {"lines_changed": stats.added + stats.removed, "fail_to_pass": None},
             "synth": {
-                **_synth(first),
-                "bug_commit": written[instance_id].bug_commit,
-                "tests": tests,
+                **replace(
+                    _synth(first), bug_commit=written[instance_id].bug_commit, tests=tuple(tests)
+                ).to_dict(),
                 "affected_tests": len(tests),
                 "test_files": sorted({t.split("::", 1)[0] for t in tests}),
             },
@@ -156,9 +157,9 @@ def _write(repo: TaskRepo, clean_commit: str, built: list[tuple[list[_Part], dic
     return tasks
 
 
-def _synth(task: Task) -> dict[str, Any]:
-    synth = task.metadata.get("synth")
-    if not isinstance(synth, dict) or "clean_commit" not in synth or "bug_commit" not in synth:
+def _synth(task: Task) -> SynthRecord:
+    synth = SynthRecord.of(task)
+    if not synth.clean_commit or not synth.bug_commit:
         raise ConfigError(
             f"{task.instance_id}: metadata.synth lacks clean_commit / bug_commit (not a synth task)"
         )

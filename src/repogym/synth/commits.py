@@ -23,6 +23,7 @@ from repogym.mining.mine import mine
 from repogym.patches import apply_patch, parse_patch
 from repogym.privacy import ScrubConfig, scrub_tasks
 from repogym.task import Task
+from repogym.taskmeta import MiningRecord
 
 #: Files longer than this show only the hunks' neighbourhoods as context (or as the new code).
 WHOLE_FILE_LINES = 200
@@ -49,7 +50,7 @@ def commit_rows(
     config = config.model_copy(update={"skip_filters": sorted({*config.skip_filters, "no_test_change"})})
     mined = mine(repo, config)
     root = Path(repo).resolve()
-    merges = [t for t in mined.tasks if t.metadata.get("mining", {}).get("kind") in ("merge", "pr_merge")]
+    merges = [t for t in mined.tasks if MiningRecord.of(t).kind in ("merge", "pr_merge")]
     merge_ids = {t.instance_id for t in merges}
     terse = [
         t
@@ -100,11 +101,10 @@ def _row(task: Task, root: Path, answer: Answer) -> dict[str, Any]:
         )
     else:
         body = diff
-    mining = task.metadata.get("mining", {})
     return {
         "instance_id": task.instance_id,
         "repo": task.repo,
-        "commit": mining.get("commit", ""),
+        "commit": MiningRecord.of(task).commit,
         "parent": task.base_commit,
         "license": task.license,
         "created_at": task.created_at,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from repogym.config import _Model
+from repogym.config import ConfigModel
 from repogym.sandbox.base import Limits
 from repogym.synth.methods import method_groups, method_names
 
@@ -19,7 +19,7 @@ DEFAULT_EXCLUDE = (
 )
 
 
-class SynthConfig(_Model):
+class SynthConfig(ConfigModel):
     """How `repogym synth` picks functions, mutates them and records the candidates."""
 
     rev: str = "HEAD"

@@ -13,16 +13,12 @@ import os
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
-from repogym.config import apply_overrides, load_yaml, validate_config
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+from repogym.config import ConfigModel, apply_overrides, load_yaml, validate_config
 
 
-class LoraSettings(_Model):
+class LoraSettings(ConfigModel):
     """Low-rank adapters (peft) instead of full fine-tuning; merged into the saved model at the end."""
 
     r: int = Field(default=16, ge=1)
@@ -37,7 +33,7 @@ class LoraSettings(_Model):
     """Save the merged full model (loads with hf:PATH, serve and train rl); the adapter is kept in adapter/."""
 
 
-class SFTRunConfig(_Model):
+class SFTRunConfig(ConfigModel):
     """One SFT run: which model, which data, where the result goes, how long to train."""
 
     base_model: str

@@ -10,7 +10,7 @@ it, in every run), PASS_TO_PASS (pass both, in every run) and
 from __future__ import annotations
 
 from repogym.validate.batch import ValidateConfig, ValidationRun, partial_path, validate_candidates
-from repogym.validate.classify import Classification, classify, test_files
+from repogym.validate.classify import SuiteClassification, classify, test_files
 from repogym.validate.funnel import FunnelReason, ValidationFunnel, build_funnel
 from repogym.validate.outcome import CandidateOutcome, Stage, Verdict
 from repogym.validate.pool import ValidationPool
@@ -18,9 +18,9 @@ from repogym.validate.validate import validate_candidate
 
 __all__ = [
     "CandidateOutcome",
-    "Classification",
     "FunnelReason",
     "Stage",
+    "SuiteClassification",
     "ValidateConfig",
     "ValidationFunnel",
     "ValidationPool",

@@ -44,7 +44,9 @@ def category(status: TestStatus | None) -> Category:
 
 
 @dataclass(frozen=True)
-class Classification:
+class SuiteClassification:
+    """How each test of a suite behaved before and after the gold patch, over every run."""
+
     fail_to_pass: tuple[str, ...]
     pass_to_pass: tuple[str, ...]
     flaky: tuple[str, ...]
@@ -52,7 +54,7 @@ class Classification:
     """Flaky tests that failed in some run before the gold patch and passed in some run after it."""
 
 
-def classify(before: Sequence[Statuses], after: Sequence[Statuses]) -> Classification:
+def classify(before: Sequence[Statuses], after: Sequence[Statuses]) -> SuiteClassification:
     """FAIL_TO_PASS, PASS_TO_PASS and flaky tests from K runs before and K runs after the gold patch.
 
     Tests keep the order in which the after-runs reported them.
@@ -83,7 +85,7 @@ def classify(before: Sequence[Statuses], after: Sequence[Statuses]) -> Classific
             f2p.append(name)
         elif seen_after == {Category.PASS} and seen_before == {Category.PASS}:
             p2p.append(name)
-    return Classification(tuple(f2p), tuple(p2p), tuple(flaky), tuple(flaky_f2p))
+    return SuiteClassification(tuple(f2p), tuple(p2p), tuple(flaky), tuple(flaky_f2p))
 
 
 def test_files(test_patch: str) -> list[str]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from repogym.errors import DatasetError
 from repogym.task import EnvSpec, Task
+from repogym.taskmeta import SynthRecord
 
 
 class Stage(enum.StrEnum):
@@ -115,11 +116,10 @@ def candidate_fingerprint(task: Task, runs: int) -> str:
         "env": task.env.to_dict(),
         "runs": runs,
     }
-    synth = task.metadata.get("synth")
-    if (
-        isinstance(synth, dict) and "tests" in synth
-    ):  # a synthetic candidate: its chosen tests decide its outcome
-        payload["synth"] = {"tests": synth.get("tests"), "clean_commit": synth.get("clean_commit")}
+    stored = SynthRecord.of(task).stored
+    if stored is not None and "tests" in stored:  # a synthetic candidate: its chosen tests decide its outcome
+        # The values as stored, not as typed: a fingerprint must not change when the record's types do.
+        payload["synth"] = {"tests": stored.get("tests"), "clean_commit": stored.get("clean_commit")}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:24]
 
 

@@ -25,6 +25,7 @@ from repogym.hostgit import git
 from repogym.patches import parse_patch
 from repogym.sandbox.base import read_jail_file
 from repogym.task import Source, Task
+from repogym.taskmeta import ValidationRecord
 
 MAX_TESTS_SHOWN = 3
 TAIL_LINES = 14
@@ -143,7 +144,7 @@ def write_statements(tasks: Sequence[Task], writer: StatementWriter | None = Non
         if task.problem_statement.strip() or task.source is not Source.SYNTHETIC:
             written.append(task)
             continue
-        log_path = task.metadata.get("validation", {}).get("logs", {}).get("before", "")
+        log_path = ValidationRecord.of(task).log("before")
         log_text = (read_jail_file(Path(log_path)) or "") if log_path else ""
         fragments = fix_fragments(task.patch, buggy_code(task))
         statement = default_statement(task.FAIL_TO_PASS, log_text, fragments)

@@ -43,6 +43,7 @@ from repogym.sandbox.cache import cache_dir
 from repogym.sandbox.installs import CommitLayers
 from repogym.sandbox.runtime import Episode, TaskRuntime
 from repogym.task import Source, Task
+from repogym.taskmeta import SynthRecord
 from repogym.validate.classify import Category, category, classify
 from repogym.validate.outcome import CandidateOutcome, Verdict
 
@@ -70,19 +71,18 @@ def synthetic_plan(task: Task) -> SyntheticPlan | None:
     candidate's metadata is incomplete."""
     if task.source is not Source.SYNTHETIC or task.test_patch.strip():
         return None
-    synth = task.metadata.get("synth")
+    synth = SynthRecord.of(task)
     where = f"{task.instance_id}: metadata.synth"
-    if not isinstance(synth, dict):
+    if not synth.present:
         raise DatasetError(
             f"{where} is missing: a synthetic candidate names its clean commit and tests there"
         )
-    clean, tests, suite = synth.get("clean_commit"), synth.get("tests"), synth.get("suite_files")
-    if not isinstance(clean, str) or not clean:
+    if not synth.clean_commit:
         raise DatasetError(f"{where}.clean_commit must be the sha the gold patch restores")
-    for name, value in (("tests", tests), ("suite_files", suite)):
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+    for name, value in (("tests", synth.tests), ("suite_files", synth.suite_files)):
+        if not value or not all(isinstance(v, str) for v in value):
             raise DatasetError(f"{where}.{name} must be a non-empty list of strings")
-    return SyntheticPlan(clean, tuple(tests), tuple(suite))  # type: ignore[arg-type]
+    return SyntheticPlan(synth.clean_commit, synth.tests, synth.suite_files)
 
 
 def gold_restores_clean(runtime: TaskRuntime, task: Task, clean_commit: str) -> str:
