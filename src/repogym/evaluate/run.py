@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repogym.agent.loop import AgentLimits
-from repogym.agent.policies import PolicyConfig, SamplingParams
 from repogym.agent.trajectory import Trajectory
 from repogym.config import validate_config
 from repogym.dataset import load_tasks
@@ -60,46 +58,65 @@ Notify = Callable[[str], None]
 Progress = Callable[[str, int, int], None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class EvalConfig:
-    """One `repogym eval` invocation."""
+    """One `repogym eval` invocation: the rollout that makes the attempts, and what the eval adds to it.
 
-    tasks: str
-    """Task file (JSONL, JSON or parquet)."""
-    policy: PolicyConfig
+    Built as `EvalConfig(out, rollout=RolloutConfig(...))`, or with the rollout's fields by name
+    (`EvalConfig(out=..., tasks=..., policy=..., n=4, sampling=...)`; `sampling` is the rollout's
+    `settings_sampling`); fields given by name beside a rollout change it. Either way the rollout writes
+    into DIR/rollout and keeps every attempt.
+    """
+
+    rollout: RolloutConfig
+    """The attempts: tasks, policy, n, jobs, sampling, limits, sandbox, mode, env options, ..."""
     out: str
     """The eval folder (see the module docstring)."""
-    n: int = 1
-    """Attempts per task; pass@1 and pass@n are always reported."""
     ks: tuple[int, ...] = ()
-    """More k values to report (each 1 <= k <= n)."""
+    """More k values to report (each 1 <= k <= n); pass@1 and pass@n are always reported."""
     stage: str = ""
     """What model this is in the training story: baseline, sft, grpo (or any label); the report's columns."""
     split: str = ""
     """Which task split this run measures (e.g. heldout-functions, heldout-repo); the report's rows."""
     model_name: str = ""
     """`model_name_or_path` in the predictions (default: the policy spec)."""
-    mode: str = "agent"
-    """agent (tool calls, many turns) or agentless (one SEARCH/REPLACE answer), passed to the rollout."""
     context: str | None = None
     """The agentless env's context option (e.g. 'window'); None leaves the env's default."""
-    env_options: dict[str, Any] = field(default_factory=dict)
-    """More `EnvOptions` fields for every attempt (observation_chars, bash_timeout_s, ...)."""
-    jobs: int = 1
-    executor: str = "local"
-    ray_address: str | None = None
-    instance_ids: tuple[str, ...] = ()
-    sampling: SamplingParams = field(default_factory=SamplingParams)
-    limits: AgentLimits = field(default_factory=AgentLimits)
-    sandbox: str = "bwrap"
-    repos_dir: str | None = None
-    prompts_dir: str | None = None
-    reward: dict[str, Any] | None = None
     bootstrap: BootstrapSettings = field(default_factory=BootstrapSettings)
+
+    def __init__(
+        self,
+        out: str,
+        rollout: RolloutConfig | None = None,
+        *,
+        ks: tuple[int, ...] = (),
+        stage: str = "",
+        split: str = "",
+        model_name: str = "",
+        context: str | None = None,
+        bootstrap: BootstrapSettings | None = None,
+        **attempts: Any,
+    ) -> None:
+        if "sampling" in attempts:
+            attempts["settings_sampling"] = attempts.pop("sampling")
+        where = {"out": os.fspath(Path(out) / ROLLOUT_DIR), "keep": "all"}
+        if rollout is None:
+            rollout = RolloutConfig(**where, **attempts)
+        else:  # fields given by name change the rollout's (dataclasses.replace(config, mode=...) does this)
+            rollout = dataclasses.replace(rollout, **where, **attempts)
+        values = {"rollout": rollout, "out": out, "ks": tuple(ks), "stage": stage, "split": split,
+                  "model_name": model_name, "context": context, "bootstrap": bootstrap or BootstrapSettings()}  # fmt: skip
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
     @property
     def root(self) -> Path:
         return Path(self.out)
+
+    @property
+    def n(self) -> int:
+        """Attempts per task (the rollout's)."""
+        return self.rollout.n
 
     def checked_ks(self) -> list[int]:
         return check_ks(self.ks, self.n) if self.n >= 1 else []
@@ -115,42 +132,18 @@ def rollout_config(config: EvalConfig) -> RolloutConfig:
             raise ConfigError(f"{name} {value!r}: use letters, digits and _.+- (e.g. baseline, sft, grpo)")
     if config.root.exists() and not config.root.is_dir():
         raise ConfigError(f"--out {config.root}: exists and is not a folder")
-    extra = _mode_fields(config)
-    return RolloutConfig(
-        tasks=config.tasks, policy=config.policy, out=os.fspath(config.root / ROLLOUT_DIR), n=config.n,
-        jobs=config.jobs, executor=config.executor, ray_address=config.ray_address, keep="all",
-        instance_ids=config.instance_ids, settings_sampling=config.sampling, limits=config.limits,
-        sandbox=config.sandbox, repos_dir=config.repos_dir, prompts_dir=config.prompts_dir,
-        reward=config.reward, env_options=_env_options(config), **extra,
-    )  # fmt: skip
-
-
-def _mode_fields(config: EvalConfig) -> dict[str, Any]:
-    """`mode` goes to the rollout when its config has the field (the agentless rollout may not be built yet)."""
-    if config.mode not in MODES:
-        raise ConfigError(f"--mode {config.mode!r}: use one of {', '.join(MODES)}")
-    if "mode" in {f.name for f in dataclasses.fields(RolloutConfig)}:
-        return {"mode": config.mode}
-    if config.mode != "agent":
-        raise ConfigError(
-            f"--mode {config.mode}: this build's rollout (repogym.rollout.run.RolloutConfig) has no `mode` "
-            "yet, so only agent mode can be evaluated; update repogym or use --mode agent"
-        )
-    return {}
+    if config.rollout.mode not in MODES:
+        raise ConfigError(f"--mode {config.rollout.mode!r}: use one of {', '.join(MODES)}")
+    return dataclasses.replace(config.rollout, env_options=_env_options(config))
 
 
 def _env_options(config: EvalConfig) -> dict[str, Any]:
-    options = dict(config.env_options)
+    options = dict(config.rollout.env_options)
     if config.context is not None:
-        if "context" not in EnvOptions.model_fields:
-            raise ConfigError(
-                f"--context {config.context}: this build's env options have no `context` field (the agentless "
-                "window context is not in yet); drop --context"
-            )
         options["context"] = config.context
     if "mode" in options:
         raise ConfigError("--env-option mode=...: give the mode as --mode agent|agentless")
-    validate_config({"mode": config.mode, **options}, EnvOptions, source="--env-option")
+    validate_config({"mode": config.rollout.mode, **options}, EnvOptions, source="--env-option")
     return options
 
 
@@ -193,15 +186,16 @@ def finish_eval(config: EvalConfig) -> dict[str, Any]:
     store = TrajectoryStore(config.root / ROLLOUT_DIR)
     counts = task_counts(tasks, list(store.ledger_rows()), config.n, config.root / ROLLOUT_DIR)
     chosen = first_attempts(_prediction_rows(store, {t.instance_id for t in tasks}))
-    model_name = config.model_name or config.policy.spec
+    model_name = config.model_name or config.rollout.policy.spec
     save_predictions(predictions_of(chosen, model_name), config.root / PREDICTIONS_FILE)
     report = swebench_report(chosen, total_instances=len(tasks)).to_dict()
     write_json(config.root / SWEBENCH_REPORT_FILE, report)
+    rollout = config.rollout
     summary = {
         "kind": SUMMARY_KIND, "schema_version": 1, "stage": config.stage, "split": config.split,
-        "policy": config.policy.spec, "model_name_or_path": model_name, "mode": config.mode,
-        "context": config.context, "sampling": config.sampling.to_dict(),
-        "limits": dataclasses.asdict(config.limits), "tasks_file": os.fspath(config.tasks), "n": config.n,
+        "policy": rollout.policy.spec, "model_name_or_path": model_name, "mode": rollout.mode,
+        "context": config.context, "sampling": rollout.settings_sampling.to_dict(),
+        "limits": dataclasses.asdict(rollout.limits), "tasks_file": os.fspath(rollout.tasks), "n": config.n,
         **eval_scores(counts, config.checked_ks(), config.bootstrap),
         "first_attempt_resolved": report["resolved_instances"],
         "prediction_attempt": f"first (attempt {PREDICTION_ATTEMPT})",
@@ -248,7 +242,7 @@ def _prediction_rows(store: TrajectoryStore, wanted: set[str]) -> list[Trajector
 
 
 def _load_tasks(config: EvalConfig) -> list[Task]:
-    task_set = load_tasks(config.tasks)
-    if config.instance_ids:
-        return [task_set.get(instance_id) for instance_id in config.instance_ids]
+    task_set = load_tasks(config.rollout.tasks)
+    if config.rollout.instance_ids:
+        return [task_set.get(instance_id) for instance_id in config.rollout.instance_ids]
     return list(task_set)
