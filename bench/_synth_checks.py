@@ -14,7 +14,7 @@ from pathlib import Path
 from _synth_journal import Journal
 
 from repogym.dataset import load_tasks
-from repogym.synth.locate import task_locations
+from repogym.locate import task_locations
 from repogym.task import Task
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from repogym.dataset import load_tasks
-from repogym.synth.locate import task_locations
+from repogym.locate import task_locations
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 

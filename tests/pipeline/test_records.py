@@ -14,6 +14,7 @@ from repogym.config import validate_config
 from repogym.dataset import load_tasks, save_tasks
 from repogym.errors import ConfigError
 from repogym.evaluate.run import EvalConfig
+from repogym.locate import task_locations
 from repogym.pipeline.data import DataResult
 from repogym.pipeline.demos import DemosResult
 from repogym.pipeline.evaluate import EvalInput, EvalResult, RolloutResult, eval_stage
@@ -24,7 +25,6 @@ from repogym.pipeline.record import StageResult
 from repogym.pipeline.runner import Hooks, Runner
 from repogym.pipeline.sft import SFTDataResult, SFTResult
 from repogym.pipeline.split import HELD_OUT_SPLITS, SplitInput, SplitResult, split_stage
-from repogym.synth.locate import task_locations
 from repogym.task import Source, Task
 
 #: One result of each stage's type, with the values a small quickstart wrote (tuples, dicts and None too).

@@ -8,8 +8,8 @@ import pytest
 
 from repogym.dataset import load_tasks, save_tasks
 from repogym.errors import ConfigError
-from repogym.synth.locate import MODULE, task_locations
-from repogym.synth.split import split_tasks, write_split
+from repogym.locate import MODULE, task_locations
+from repogym.split import split_tasks, write_split
 from repogym.task import Source, Task
 
 from .conftest import git

@@ -18,8 +18,8 @@ from repogym.dataset import Style, format_for_path, load_tasks, save_tasks
 from repogym.envfile import load_env_file
 from repogym.errors import ConfigError
 from repogym.patches import diff_stats
+from repogym.split import SplitBy, split_tasks, write_split
 from repogym.stats import Distribution, task_stats
-from repogym.synth.split import SplitBy, split_tasks, write_split
 
 HELP = "Import, export and inspect task datasets.\n\nExample: repogym tasks stats examples/tasks.jsonl"
 

@@ -15,10 +15,10 @@ from typing import Any, ClassVar
 
 from repogym.dataset import load_tasks
 from repogym.files import read_jsonl_records, write_jsonl
+from repogym.locate import task_locations
 from repogym.pipeline.record import StageResult
 from repogym.pipeline.runner import Hooks
 from repogym.pipeline.split import HELD_OUT_SPLITS
-from repogym.synth.locate import task_locations
 from repogym.train.mutation_demos import DemoOptions, DemoReport, build_demos, repo_demos
 
 

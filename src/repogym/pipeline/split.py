@@ -1,8 +1,8 @@
 """The split stage: validated tasks -> train / held-out functions / held-out repository (`repogym tasks split`).
 
 The held-out repository's tasks are never trained on (a repository the model has not seen); the other
-repositories' tasks are split by function (`repogym.synth.split`, `by="function"`), so no function, as
-`repogym.synth.locate.task_locations` names it, has a task on both sides. Writes
+repositories' tasks are split by function (`repogym.split`, `by="function"`), so no function, as
+`repogym.locate.task_locations` names it, has a task on both sides. Writes
 FOLDER/{train,heldout-functions,heldout-repo}.jsonl, manifest.json and the record (stage.json).
 
 Guarantees: the same tasks, ratio and seed give the same split; both held-out splits hold at least one task
@@ -20,7 +20,7 @@ from repogym.dataset import load_tasks, save_tasks
 from repogym.files import write_json
 from repogym.pipeline.record import StageResult
 from repogym.pipeline.runner import Hooks, PipelineError
-from repogym.synth.split import split_tasks
+from repogym.split import split_tasks
 from repogym.task import Task
 from repogym.train.mutation_demos import shorten_statements
 

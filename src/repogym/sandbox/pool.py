@@ -29,9 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repogym.errors import EnvBuildError, RepoSourceError
+from repogym.reposource import resolve_repo_source
 from repogym.sandbox.base import Limits, Sandbox
 from repogym.sandbox.envbuild import EnvBuilder, EnvHandle, env_key, pick_interpreter
-from repogym.sandbox.repos import mirror, resolve_repo_source
+from repogym.sandbox.repos import mirror
 from repogym.sandbox.runtime import TaskRuntime, make_sandbox
 from repogym.sandbox.workspace import pristine_checkout
 from repogym.task import Task

@@ -1,4 +1,4 @@
-"""Repository sources: from a task's `repo`/`repo_source` to a bare mirror in the cache.
+"""Repository mirrors: a task's repository (found by `repogym.reposource`) as a bare mirror in the cache.
 
 Many checkouts share one mirror's objects; a mirror is created once (local
 clones hardlink objects, so this is cheap) and fetched again only when a
@@ -17,35 +17,6 @@ from filelock import FileLock
 from repogym.errors import RepoSourceError
 from repogym.hostgit import git_bytes, run_git
 from repogym.sandbox.cache import cache_dir
-from repogym.task import Task
-
-
-def resolve_repo_source(task: Task, repos_dir: str | os.PathLike[str] | None = None) -> str:
-    """Path or URL of the task's git repository.
-
-    Order: `task.repo_source`; then, under `repos_dir`, `owner__name`, `owner/name`, or `name`.
-    """
-    if task.repo_source:
-        return task.repo_source
-    tried: list[str] = []
-    if repos_dir is not None:
-        owner, _, name = task.repo.partition("/")
-        root = Path(repos_dir)
-        for candidate in (
-            root / f"{owner}__{name}",
-            root / owner / name,
-            root / (name or owner),
-            root / task.repo,
-        ):
-            tried.append(str(candidate))
-            if (candidate / ".git").exists() or (candidate / "HEAD").exists():
-                return str(candidate.resolve())
-    where = (
-        f"; looked in {', '.join(tried)}" if tried else "; pass --repos-dir DIR holding owner__name clones"
-    )
-    raise RepoSourceError(
-        f"task {task.instance_id}: no repository for {task.repo!r} (repo_source is empty){where}"
-    )
 
 
 def mirror(source: str, commits: tuple[str, ...] = ()) -> Path:

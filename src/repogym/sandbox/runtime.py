@@ -25,6 +25,7 @@ import uv
 from repogym.errors import SandboxError
 from repogym.patches import changed_paths
 from repogym.registry import Registry
+from repogym.reposource import resolve_repo_source
 from repogym.sandbox.base import (
     OUT_DIR,
     REPO_DIR,
@@ -40,7 +41,7 @@ from repogym.sandbox.bwrap import SANDBOX_UID, BwrapSandbox, is_root
 from repogym.sandbox.envbuild import UV_JAIL, EnvBuilder, EnvHandle
 from repogym.sandbox.installs import BASELINE_DIR, CommitLayers, ensure_commit_layers, git_environment
 from repogym.sandbox.local import LocalSandbox
-from repogym.sandbox.repos import mirror, resolve_repo_source
+from repogym.sandbox.repos import mirror
 from repogym.sandbox.workspace import PRISTINE_GIT, EpisodeLayer, pristine_checkout
 from repogym.task import Task
 

@@ -20,8 +20,9 @@ from repogym.env.options import EnvOptions
 from repogym.errors import RepogymError
 from repogym.hostgit import git_bytes
 from repogym.patches import changed_paths
+from repogym.reposource import resolve_repo_source
 from repogym.sandbox.pool import RuntimePool
-from repogym.sandbox.repos import mirror, resolve_repo_source
+from repogym.sandbox.repos import mirror
 from repogym.train.chat_rows import make_row
 
 if TYPE_CHECKING:

@@ -275,7 +275,7 @@ def _corpus_rows(corpus: Any, options: DemoOptions, workers: int) -> tuple[list[
 def repo_demos(folders: Iterable[Path], options: DemoOptions, banned: set[tuple[str, str]],
                report: DemoReport) -> list[dict[str, Any]]:  # fmt: skip
     """Rows from the Python files of task repositories (their working trees), leaving out every function
-    in `banned` ((file, function) pairs, as `repogym.synth.locate.task_locations` names them: the
+    in `banned` ((file, function) pairs, as `repogym.locate.task_locations` names them: the
     held-out functions) and every test file."""
     rows = []
     for folder in folders:

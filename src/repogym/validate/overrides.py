@@ -12,7 +12,7 @@ from pathlib import Path
 
 from repogym.envfile import EnvFile, load_env_file, repo_env_file
 from repogym.errors import RepoSourceError
-from repogym.sandbox.repos import resolve_repo_source
+from repogym.reposource import resolve_repo_source
 from repogym.task import Task
 
 

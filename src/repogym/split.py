@@ -4,7 +4,7 @@
    whatever the line numbers): the first in the input is kept. The function counts: the same line broken
    in two functions (toolz's `check_valid` and `check_partial` share `if num_pos_only < len(args):`) is
    two bugs, while one function's bug at two revisions is one.
-2. Each task's locations come from `repogym.synth.locate` (metadata for synthetic tasks, the gold patch's
+2. Each task's locations come from `repogym.locate` (metadata for synthetic tasks, the gold patch's
    lines looked up with `ast` for the others).
 3. `repo`, `file`, `function`: tasks that share a key (a repository; a file; a function, qualified by its
    file) are joined into groups (union-find, so a task touching two functions ties their groups); the
@@ -29,8 +29,8 @@ from typing import Any
 from repogym.dataset import save_tasks
 from repogym.errors import ConfigError
 from repogym.files import write_json
+from repogym.locate import task_locations
 from repogym.patches import parse_patch
-from repogym.synth.locate import task_locations
 from repogym.task import Task
 
 

@@ -17,7 +17,7 @@ from repogym import pysyntax
 from repogym.errors import RepogymError
 from repogym.hostgit import git
 from repogym.patches import parse_patch
-from repogym.sandbox.repos import resolve_repo_source
+from repogym.reposource import resolve_repo_source
 from repogym.task import Task
 
 MODULE = "<module>"
