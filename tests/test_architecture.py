@@ -14,8 +14,10 @@ Three rules, each a test that names what broke it:
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -230,3 +232,77 @@ def test_the_graph_sees_a_package_that_re_exports_a_module_importing_it_back():
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from repogym.pkg import X\n"
     )
     assert _module_level_imports(guarded.body)[1:] == []  # type-only imports never run
+
+
+# -- the layers, as docs/architecture.md draws them ----------------------------------------------------
+
+_ARROW = re.compile(r"^\s*(\w+)\s*-->\s*(\w+)\s*$")
+
+
+def package_of(module: str) -> str:
+    """The box of the picture a module is in: its package under repogym, `core` for the modules at the top
+    of src/repogym, `repogym` for its __init__ (the public names), `cli` for `python -m repogym`."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "repogym"
+    if parts[1] == "__main__":
+        return "cli"
+    return parts[1] if (PACKAGE / parts[1]).is_dir() else "core"
+
+
+def package_imports() -> dict[tuple[str, str], list[str]]:
+    """(package, package) -> the imports that make the edge ('module imports module'), from every import
+    statement of every module: at the top, inside functions and under TYPE_CHECKING alike."""
+    modules = library_modules()
+    names = set(modules)
+    edges: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for name, path in modules.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for target in sorted(_imported(node, name, is_package, names)):
+                    edge = (package_of(name), package_of(target))
+                    if edge[0] != edge[1]:
+                        edges[edge].append(f"{name} imports {target}")
+    return edges
+
+
+def picture_arrows(text: str) -> set[tuple[str, str]]:
+    """The arrows of the mermaid block of docs/architecture.md, one `a --> b` per line.
+
+    >>> sorted(picture_arrows("```mermaid\\ngraph TD\\n    cli --> core\\n    a --> b\\n```\\nx --> y\\n"))
+    [('a', 'b'), ('cli', 'core')]
+    """
+    block = re.search(r"```mermaid\n(.*?)```", text, re.S)
+    assert block is not None, f"{PICTURE}: no ```mermaid block (the layers' picture)"
+    return {(found[1], found[2]) for line in block[1].splitlines() if (found := _ARROW.match(line))}
+
+
+def test_every_package_import_is_an_arrow_of_the_picture():
+    """A new upward (or sideways) import fails here, naming the module that made it."""
+    arrows = picture_arrows(PICTURE.read_text(encoding="utf-8"))
+    undrawn = {edge: found for edge, found in package_imports().items() if edge not in arrows}
+    assert not undrawn, (
+        "imports that are not arrows of docs/architecture.md (dependencies point down: move the shared type or "
+        "function down to a module both can import; draw the arrow only if it points down):\n"
+        + "\n".join(f"{a} --> {b}: {'; '.join(found[:3])}" for (a, b), found in sorted(undrawn.items()))
+    )
+
+
+def test_every_arrow_of_the_picture_is_an_import():
+    arrows = picture_arrows(PICTURE.read_text(encoding="utf-8"))
+    stale = sorted(arrows - set(package_imports()))
+    assert not stale, (
+        "arrows of docs/architecture.md that no import makes (take them out of the picture):\n"
+        + ("\n".join(f"{a} --> {b}" for a, b in stale))
+    )
+
+
+def test_the_layers_point_down():
+    """The picture itself has no cycle, so the imports it holds (all of them) point down."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for a, b in picture_arrows(PICTURE.read_text(encoding="utf-8")):
+        graph[a].add(b)
+        graph.setdefault(b, set())
+    cycles = find_cycles(dict(graph))
+    assert not cycles, "packages that import each other:\n" + "\n".join(" -> ".join(c) for c in cycles)
