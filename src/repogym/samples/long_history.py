@@ -14,12 +14,15 @@ arguments give the same commit shas.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import subprocess
 import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+
+from repogym.hostgit import GIT_CONFIG, git, git_environment, run_git
 
 MODULES = 40
 FUNCTIONS = 12
@@ -147,6 +150,10 @@ class _OpenPullRequest:
     title: str
 
 
+#: git as `repogym.hostgit` runs it, and not even the user's configuration may touch the history.
+_NO_USER_CONFIG = {"GIT_CONFIG_GLOBAL": os.devnull}
+
+
 def generate_long_history(path: str | Path, commits: int = 20_000, seed: int = 0) -> LongHistory:
     """Create a repository at `path` (which must not exist or be empty) with at least `commits` commits.
 
@@ -156,8 +163,11 @@ def generate_long_history(path: str | Path, commits: int = 20_000, seed: int = 0
     started = time.perf_counter()
     root = Path(path)
     root.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
-    process = subprocess.Popen(["git", "fast-import", "--quiet", "--done"], cwd=root, stdin=subprocess.PIPE)
+    git(None, "init", "-q", "-b", "main", str(root), env=_NO_USER_CONFIG)
+    process = subprocess.Popen(
+        ["git", *GIT_CONFIG, "fast-import", "--quiet", "--done"], cwd=root, stdin=subprocess.PIPE,
+        env=git_environment(_NO_USER_CONFIG),
+    )  # fmt: skip
     rng = random.Random(seed)
     writer = _Writer(process.stdin)
     tree = _Tree()
@@ -196,8 +206,8 @@ def generate_long_history(path: str | Path, commits: int = 20_000, seed: int = 0
     process.stdin.close()
     if process.wait() != 0:
         raise RuntimeError(f"git fast-import failed in {root}")
-    subprocess.run(["git", "update-ref", "-d", "refs/heads/topic"], cwd=root, check=False)
-    subprocess.run(["git", "reset", "-q", "--hard", "main"], cwd=root, check=True)
+    run_git(root, "update-ref", "-d", "refs/heads/topic", env=_NO_USER_CONFIG)
+    git(root, "reset", "-q", "--hard", "main", env=_NO_USER_CONFIG)
     return LongHistory(root, total, first_parent, dict(events), time.perf_counter() - started)
 
 
