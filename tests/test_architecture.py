@@ -8,7 +8,9 @@ Three rules, each a test that names what broke it:
 - No import cycle between modules at import time: the graph is built from each module's syntax tree
   (module-level imports; `if TYPE_CHECKING:` blocks left out, as they never run).
 - Every package -> package import is an arrow of the picture in docs/architecture.md, and every
-  arrow of the picture is an import of the code, so the picture cannot drift from the code.
+  arrow of the picture is an import of the code, so the picture cannot drift from the code; the
+  picture has no cycle, so the layers point down. Here every import counts (at the top, inside a
+  function, under TYPE_CHECKING): a dependency is a dependency, whenever it is loaded.
 """
 
 from __future__ import annotations
