@@ -102,7 +102,9 @@ def test_validate_with_no_surviving_candidate_says_so_and_exits_1(toy_task, tmp_
     broken = toy_task.replace(
         instance_id="broken", patch=toy_task.patch.replace("+    return a + b", "+    return a + c")
     )
-    broken = broken.replace(test_patch=broken.test_patch.replace("-from calc import mul", "-from calc import x"))
+    broken = broken.replace(
+        test_patch=broken.test_patch.replace("-from calc import mul", "-from calc import x")
+    )
     candidates = tmp_path / "candidates.jsonl"
     save_tasks([broken.replace(FAIL_TO_PASS=[], PASS_TO_PASS=[])], candidates)
     out = tmp_path / "tasks.jsonl"
@@ -125,14 +127,21 @@ def test_ctrl_c_in_validate_says_what_is_saved_and_rerunning_resumes(toy_task, t
     # Enough copies that Ctrl-C lands mid-run: on a quiet machine a toy candidate validates in well under
     # a second, and six were all done before the signal arrived (CI, 2026-12-01).
     total = 40
-    copies = [toy_task.replace(instance_id=f"copy-{n}", FAIL_TO_PASS=[], PASS_TO_PASS=[]) for n in range(total)]
+    copies = [
+        toy_task.replace(instance_id=f"copy-{n}", FAIL_TO_PASS=[], PASS_TO_PASS=[]) for n in range(total)
+    ]
     save_tasks(copies, candidates)
     out = tmp_path / "tasks.jsonl"
     partial = tmp_path / "tasks.jsonl.partial.jsonl"
     command = [str(REPOGYM), "validate", str(candidates), "--out", str(out), "--no-scrub", "-j", "1"]
     env = {**os.environ, "COLUMNS": "200"}
     proc = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        start_new_session=True,
         preexec_fn=default_sigint,
     )
     deadline = time.monotonic() + 300

@@ -16,7 +16,8 @@ import typer
 import typer.main
 
 from repogym.cli import COMMANDS as MODULES
-from repogym.cli import INDEX, _new_app, app, build_app, build_index_app
+from repogym.cli import GROUPS, INDEX, _new_app, app, build_app, build_index_app, modules_for
+from repogym.cli.common import add_group
 
 #: Imported by `repogym.cli` itself, on every command line: `main` ends a training process group on the way
 #: out (train/launch.py imports torch inside its function only).
@@ -34,34 +35,39 @@ def _paths(typer_app: typer.Typer) -> set[str]:
     return set(walk(typer.main.get_command(typer_app), []))
 
 
-def test_each_module_adds_exactly_the_commands_the_table_names() -> None:
-    """A module adds what COMMANDS lists for it, into the group of the module that lists the group."""
-    for module_name, commands in MODULES.items():
-        first = commands[0].split()
-        above = [
-            name
-            for name, theirs in MODULES.items()
-            if any(path.split() == first[:depth] for path in theirs for depth in range(1, len(first)))
-        ]
+def test_each_module_adds_exactly_the_command_the_table_names() -> None:
+    """A module adds the one command COMMANDS names for it, into its group (made from GROUPS)."""
+    for module_name, command in MODULES.items():
         alone = _new_app()
-        for name in above:
-            importlib.import_module(f"repogym.cli.{name}").register(alone)
+        if " " in command:
+            group = command.split()[0]
+            add_group(alone, group, GROUPS[group].help, GROUPS[group].default)
         before = _paths(alone)
         importlib.import_module(f"repogym.cli.{module_name}").register(alone)
-        assert _paths(alone) - before == set(commands), module_name
-    assert _paths(app) == {path for commands in MODULES.values() for path in commands}
+        assert _paths(alone) - before == {command}, module_name
+    assert _paths(app) == {*MODULES.values(), *GROUPS}
 
 
-def test_a_command_line_builds_only_its_commands() -> None:
-    """`repogym tasks stats ...` builds the tasks group with its own commands, not `tasks audit` (which
-    imports the audit battery); a group's help lists every command under it."""
-    assert (
-        "audit"
-        not in typer.main.get_command(build_app(["tasks", "stats", "t.jsonl"])).commands["tasks"].commands
+def test_a_command_line_imports_only_its_command() -> None:
+    """`repogym tasks stats ...` builds the tasks group with `stats` alone (not `tasks audit`, which imports
+    the audit battery); a group's help lists every command of the group; a group's default command runs
+    alone when it is what runs."""
+    assert modules_for(["tasks", "stats", "t.jsonl"]) == ["tasks_stats_cmd"]
+    stats = typer.main.get_command(build_app(["tasks", "stats", "t.jsonl"])).commands["tasks"]
+    assert set(stats.commands) == {"stats"}
+    listed = typer.main.get_command(build_app(["tasks", "--help"])).commands["tasks"]
+    assert set(listed.commands) == {"import", "export", "stats", "show", "split", "audit"}
+    assert modules_for(["synth", "../calc", "--out", "c.jsonl"]) == ["synth_inject_cmd"]
+    assert modules_for(["synth", "methods"]) == ["synth_methods_cmd"]
+    assert modules_for(["nonsense"]) == list(MODULES)
+    probe = (
+        "import sys; sys.argv = ['repogym', 'synth', 'methods', '--json']\n"
+        "from repogym.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('repogym.cli.') and m.endswith('_cmd')))\n"
     )
-    assert "audit" in typer.main.get_command(build_app(["tasks", "--help"])).commands["tasks"].commands
-    train = typer.main.get_command(build_app(["train", "sft", "c.yaml"])).commands["train"]
-    assert set(train.commands) == {"sft"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip().splitlines()[-1] == "['repogym.cli.synth_methods_cmd']", done.stderr
 
 
 def test_grade_starts_without_the_other_stages() -> None:
@@ -187,4 +193,5 @@ def test_root_help_imports_no_command_module() -> None:
                           env={**os.environ, "COLUMNS": "200"})  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert " quickstart " in done.stdout and " cache " in done.stdout
-    assert done.stdout.strip().splitlines()[-1] == str(sorted(["repogym.cli.openmp", *MAIN_IMPORTS]))
+    shared = ["repogym.cli.common", "repogym.cli.openmp", "repogym.cli.options"]  # what every command shares
+    assert done.stdout.strip().splitlines()[-1] == str(sorted([*shared, *MAIN_IMPORTS]))

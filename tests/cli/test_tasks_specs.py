@@ -27,7 +27,12 @@ def _import(*args: str):
 
 def _row(rows: list[dict], repo: str, version: str) -> dict:
     template = dict(rows[0])
-    return {**template, "repo": repo, "version": version, "instance_id": f"{repo.replace('/', '__')}-{version}"}
+    return {
+        **template,
+        "repo": repo,
+        "version": version,
+        "instance_id": f"{repo.replace('/', '__')}-{version}",
+    }
 
 
 @pytest.fixture
@@ -35,7 +40,11 @@ def instances(tmp_path: Path, swebench_rows) -> Path:
     """The sample's four instances and three more: an old django (Python 3.5, not installed here), pytest's
     own repo, and a repo SWE-bench has no spec for."""
     rows = list(swebench_rows)
-    rows += [_row(rows, "django/django", "2.2"), _row(rows, "pytest-dev/pytest", "5.4"), _row(rows, "acme/calc", "1.0")]
+    rows += [
+        _row(rows, "django/django", "2.2"),
+        _row(rows, "pytest-dev/pytest", "5.4"),
+        _row(rows, "acme/calc", "1.0"),
+    ]
     rows += [_row(rows, "sympy/sympy", "1.13"), _row(rows, "sympy/sympy", "1.14")]
     path = tmp_path / "instances.json"
     path.write_text(json.dumps(rows))
@@ -65,7 +74,9 @@ def test_each_instance_gets_its_repo_and_version_spec(tmp_path: Path, instances:
     assert "-r" not in sympy_113.install[0].split() and "pytest-doctestplus" in sympy_113.install[0].split()
     assert sympy_113.install[1:] == ("python -m pip install mpmath==1.3.0", "python -m pip install -e .")
     assert "requirements-dev.txt" in sympy_114.install[0]
-    assert tasks["pallets__flask-4992"].metadata["env_rules"] == ["swebench specs (swebench.toml) [[env.when]] #23"]
+    assert tasks["pallets__flask-4992"].metadata["env_rules"] == [
+        "swebench specs (swebench.toml) [[env.when]] #23"
+    ]
 
 
 def test_the_summary_names_unmatched_repos_and_missing_interpreters(tmp_path: Path, instances: Path) -> None:
@@ -106,7 +117,9 @@ def test_the_table_ships_in_the_package_and_every_rule_is_valid() -> None:
     assert data_path("swebench.toml").is_file()
     repos = {rule.repo for rule in specs.rules}
     assert {"sympy/sympy", "pallets/flask", "pytest-dev/pytest", "django/django"} <= repos
-    assert len(repos) == 19  # SWE-bench's Python repositories, swe-bench/humaneval (not a repository) left out
+    assert (
+        len(repos) == 19
+    )  # SWE-bench's Python repositories, swe-bench/humaneval (not a repository) left out
     assert all(rule.versions for rule in specs.rules)
     # Unpinned packages resolve as when SWE-bench built its images (today's setuptools lacks pkg_resources).
     assert {rule.fields.get("exclude_newer") for rule in specs.rules} == {"2024-06-27"}

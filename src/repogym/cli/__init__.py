@@ -20,47 +20,115 @@ import sys
 import threading
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
 
 from repogym import __version__
+from repogym.cli.common import add_group
 from repogym.cli.openmp import wait_passively
 from repogym.errors import RepogymError
 from repogym.train.launch import end_process_group
 
-#: Command modules (under repogym.cli) and the commands each adds, in `repogym --help` order. A module adds
-#: the command it lists first (a group adds its commands with it); one whose first command has a group above
-#: it ("tasks audit") adds it to the group that group's module made, so it comes after that module here.
-COMMANDS: dict[str, tuple[str, ...]] = {
-    "tasks_cmd": ("tasks", "tasks import", "tasks export", "tasks stats", "tasks show", "tasks split"),
-    "tasks_audit_cmd": ("tasks audit",),
-    "config_cmd": ("config", "config check"),
-    "synth_cmd": ("synth", "synth inject", "synth methods", "synth combine", "synth statements"),
-    "quickstart_cmd": ("quickstart",),
-    "samples_cmd": ("samples", "samples generate"),
-    "mine_cmd": ("mine",),
-    "validate_cmd": ("validate",),
-    "scrub_cmd": ("scrub",),
-    "grade_cmd": ("grade",),
-    "play_cmd": ("play",),
-    "rollout_cmd": ("rollout",),
-    "serve_cmd": ("serve",),
-    "data_cmd": ("data",),
-    "data_sft_cmd": ("data sft",),
-    "data_commits_cmd": ("data commits",),
-    "model_cmd": ("model", "model init", "model pretrain"),
-    "train_cmd": ("train",),
-    "train_sft_cmd": ("train sft",),
-    "train_rl_cmd": ("train rl",),
-    "train_flywheel_cmd": ("train flywheel",),
-    "eval_cmd": ("eval", "eval run", "eval compare"),
-    "report_cmd": ("report",),
-    "cache_cmd": ("cache", "cache du", "cache prune"),
+
+@dataclass(frozen=True)
+class Group:
+    """A command group: `repogym GROUP COMMAND ...`."""
+
+    help: str
+    """Its help; the first paragraph is its line in `repogym --help`."""
+    default: str | None = None
+    """The command a first word that names none of the group's commands runs (`repogym eval TASKS ...`)."""
+
+
+#: The command groups, in `repogym --help` order. Their commands are modules of COMMANDS.
+GROUPS: dict[str, Group] = {
+    "tasks": Group(
+        "Import, export and inspect task datasets.\n\nExample: repogym tasks stats examples/tasks.jsonl"
+    ),
+    "config": Group(
+        "Check run configurations.\n\nExample: repogym config check examples/seed_grpo.yaml rollout.max_steps=20"
+    ),
+    "synth": Group(
+        "Synthetic tasks: inject bugs into the functions the tests cover (SWE-smith style), combine them.\n\n"
+        "`repogym synth REPO ...` is short for `repogym synth inject REPO ...`.\n\n"
+        "Example: repogym synth ../calc --out candidates.jsonl --seed 0 && "
+        "repogym validate candidates.jsonl --out tasks.jsonl -j 2",
+        default="inject",
+    ),
+    "samples": Group(
+        "Generate small Python libraries whose git history holds real, verifiable bug fixes.\n\n"
+        "Example: repogym samples generate /tmp/samples --repos 3 --seed 1"
+    ),
+    "data": Group(
+        "Build training data: SFT chat rows from rollouts and gold demonstrations, commit data from repositories."
+        "\n\nExamples:\n\n  repogym data sft runs/gold tasks.jsonl --out sft.jsonl\n\n"
+        "  repogym data commits ../calc --out commits.jsonl"
+    ),
+    "model": Group(
+        "Build repogym's own small models: a random-weight model with a locally trained tokenizer, then "
+        "pretraining.\n\n"
+        "Example: repogym model init checkpoints/tiny && repogym model pretrain checkpoints/tiny --budget 10"
+    ),
+    "train": Group(
+        "Train a model: SFT on demonstrations, GRPO against the sandbox, or both in rounds.\n\n"
+        "Example: repogym train sft examples/sft.yaml base_model=/tmp/tiny max_steps=20"
+    ),
+    "eval": Group(
+        "Measure a policy: pass@1 / pass@k with bootstrap intervals, SWE-bench predictions and report.\n\n"
+        "`repogym eval TASKS ...` runs `repogym eval run TASKS ...` (see `repogym eval run --help`).\n\n"
+        "Example: repogym eval tasks.jsonl --policy scripted:gold -n 4 --out runs/eval-gold\n\n"
+        "Example: repogym eval compare runs/eval-baseline runs/eval-sft",
+        default="run",
+    ),
+    "cache": Group(
+        "Where repogym keeps mirrors, checkouts, environments and logs, and how to shrink it.\n\n"
+        "The root is $REPOGYM_CACHE, else $XDG_CACHE_HOME/repogym, else ~/.cache/repogym.\n\n"
+        "Example: repogym cache du"
+    ),
 }
+#: Command modules (under repogym.cli), each adding one command, in registration (and help) order: the
+#: module `tasks_audit_cmd` is `repogym tasks audit`; a command imports its module and no other command's.
+COMMANDS: dict[str, str] = {
+    "quickstart_cmd": "quickstart",
+    "mine_cmd": "mine",
+    "validate_cmd": "validate",
+    "scrub_cmd": "scrub",
+    "grade_cmd": "grade",
+    "play_cmd": "play",
+    "rollout_cmd": "rollout",
+    "serve_cmd": "serve",
+    "report_cmd": "report",
+    "tasks_import_cmd": "tasks import",
+    "tasks_export_cmd": "tasks export",
+    "tasks_stats_cmd": "tasks stats",
+    "tasks_show_cmd": "tasks show",
+    "tasks_split_cmd": "tasks split",
+    "tasks_audit_cmd": "tasks audit",
+    "config_check_cmd": "config check",
+    "synth_inject_cmd": "synth inject",
+    "synth_methods_cmd": "synth methods",
+    "synth_combine_cmd": "synth combine",
+    "synth_statements_cmd": "synth statements",
+    "samples_generate_cmd": "samples generate",
+    "data_sft_cmd": "data sft",
+    "data_commits_cmd": "data commits",
+    "model_init_cmd": "model init",
+    "model_pretrain_cmd": "model pretrain",
+    "train_sft_cmd": "train sft",
+    "train_rl_cmd": "train rl",
+    "train_flywheel_cmd": "train flywheel",
+    "eval_run_cmd": "eval run",
+    "eval_compare_cmd": "eval compare",
+    "cache_du_cmd": "cache du",
+    "cache_prune_cmd": "cache prune",
+}
+
 #: The top-level commands in the order `repogym --help` lists them, each with the first paragraph of its own
-#: help: the page `repogym --help` prints without importing the command modules. tests/cli/test_fast_start.py holds
-#: the page it makes identical to the full app's, so an edited docstring that is not copied here fails there.
+#: help: the page `repogym --help` prints without importing the command modules (a group's line comes from
+#: GROUPS). tests/cli/test_fast_start.py holds the page it makes identical to the full app's, so an edited
+#: docstring that is not copied here fails there.
 INDEX: dict[str, str] = {
     "quickstart": (
         "Run the whole loop: sample repos -> mine + synth -> validate -> split -> tiny model -> baseline eval\n"
@@ -77,19 +145,8 @@ INDEX: dict[str, str] = {
     "rollout": "Run N attempts of a policy on every task; store each as a trajectory the moment it finishes.",
     "serve": "Serve a local model as an OpenAI-compatible chat-completions endpoint (with tool calls).",
     "report": "Write one self-contained HTML page (opens offline) from run folders; plots also as PNGs beside it.",
-    "tasks": "Import, export and inspect task datasets.",
-    "config": "Check run configurations.",
-    "synth": "Synthetic tasks: inject bugs into the functions the tests cover (SWE-smith style), combine them.",
-    "samples": "Generate small Python libraries whose git history holds real, verifiable bug fixes.",
-    "data": "Build training data: SFT chat rows from rollouts and gold demonstrations, commit data from repositories.",
-    "model": (
-        "Build repogym's own small models: a random-weight model with a locally trained tokenizer, then "
-        "pretraining."
-    ),
-    "train": "Train a model: SFT on demonstrations, GRPO against the sandbox, or both in rounds.",
-    "eval": "Measure a policy: pass@1 / pass@k with bootstrap intervals, SWE-bench predictions and report.",
-    "cache": "Where repogym keeps mirrors, checkouts, environments and logs, and how to shrink it.",
 }
+INDEX.update({name: group.help.split("\n\n")[0] for name, group in GROUPS.items()})
 
 
 def _version(value: bool) -> None:
@@ -156,35 +213,39 @@ def _starts(path: Sequence[str], words: Sequence[str]) -> bool:
 
 
 def modules_for(words: Sequence[str]) -> list[str]:
-    """The command modules `repogym WORDS...` needs, in registration order: those of the longest command
-    WORDS starts with and of the groups above it, and, when that command is a group, of every command under
-    it (its help lists them, and typer suggests among them for a misspelt one). All of them when WORDS
-    names no command.
+    """The command modules `repogym WORDS...` needs: the module of the command WORDS names; for a group, those
+    of all its commands (its help lists them, and typer suggests among them for a misspelt one), or only its
+    default command's when that is what runs. All of them when WORDS names no command.
 
     >>> modules_for(["tasks", "stats", "tasks.jsonl"])
-    ['tasks_cmd']
-    >>> modules_for(["train", "sft", "sft.yaml"])
-    ['train_cmd', 'train_sft_cmd']
+    ['tasks_stats_cmd']
     >>> modules_for(["data", "--help"])
-    ['data_cmd', 'data_sft_cmd', 'data_commits_cmd']
+    ['data_sft_cmd', 'data_commits_cmd']
+    >>> modules_for(["eval", "tasks.jsonl", "--policy", "scripted:gold"])
+    ['eval_run_cmd']
     """
-    paths = [command.split() for commands in COMMANDS.values() for command in commands]
-    matched = max((path for path in paths if _starts(path, words)), key=len, default=None)
+    paths = {module: command.split() for module, command in COMMANDS.items()}
+    known = [*paths.values(), *([group] for group in GROUPS)]
+    matched = max((path for path in known if _starts(path, words)), key=len, default=None)
     if matched is None:
         return list(COMMANDS)
-    return [
-        module
-        for module, commands in COMMANDS.items()
-        if any(_starts(path, matched) or _starts(matched, path) for path in map(str.split, commands))
-    ]
+    group = GROUPS.get(matched[0]) if len(matched) == 1 else None
+    if group and group.default and len(words) > 1 and words[1] not in ("--help", "-h"):
+        matched = [matched[0], group.default]  # words[1] is none of its commands, else it had matched longer
+    return [module for module, path in paths.items() if _starts(matched, path)]
 
 
 def build_app(command: str | Sequence[str] | None = None) -> typer.Typer:
     """The CLI with every command, or with only what the command line `command` needs (see `modules_for`)."""
     app = _new_app()
     words = command.split() if isinstance(command, str) else command
-    for module_name in modules_for(words) if words else COMMANDS:
-        importlib.import_module(f"repogym.cli.{module_name}").register(app)
+    modules = modules_for(words) if words else list(COMMANDS)
+    needed = {COMMANDS[module].split()[0] for module in modules}
+    for name, group in GROUPS.items():
+        if name in needed:
+            add_group(app, name, group.help, group.default)
+    for module in modules:
+        importlib.import_module(f"repogym.cli.{module}").register(app)
     return app
 
 

@@ -142,6 +142,20 @@ def nothing_produced(message: str) -> typer.Exit:
     return typer.Exit(NOTHING_PRODUCED_EXIT)
 
 
+def human_size(count: int) -> str:
+    """A byte count as people read it.
+
+    >>> human_size(512), human_size(3 * 1024**2), human_size(5 * 1024**4)
+    ('512 B', '3.0 MiB', '5120.0 GiB')
+    """
+    value = float(count)
+    for unit in ("B", "KiB", "MiB"):
+        if value < 1024:
+            return f"{value:.0f} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"
+
+
 def absolute_paths(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Every Path argument made absolute before anything runs (a later chdir, or a git command run inside
     another folder, must not change what a relative path means).

@@ -69,6 +69,13 @@ ReposDir = Annotated[
     typer.Option("--repos-dir", help="Folder of owner__name clones, for tasks without repo_source."),
 ]
 Seed = Annotated[int, typer.Option("--seed", help="Same seed and inputs: the same output.")]
+InstanceId = Annotated[str, typer.Argument(metavar="ID", help="The task's instance_id.", show_default=False)]
+ModelDir = Annotated[
+    Path,
+    typer.Argument(metavar="DIR", help="The model folder (a Hugging Face model folder).", show_default=False),
+]
+Resamples = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples for the 95% intervals.")]
+BootstrapSeed = Annotated[int, typer.Option("--bootstrap-seed", help="Seed of the bootstrap.")]
 Instances = Annotated[
     list[str] | None, typer.Option("--instance", "-i", help="Only this task (repeatable; default: all).")
 ]

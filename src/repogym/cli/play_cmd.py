@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from repogym.cli.common import add_command, console, err_console
-from repogym.cli.options import NowFirstArgument, ReposDir, Tasks
+from repogym.cli.options import InstanceId, NowFirstArgument, ReposDir, Tasks
 from repogym.cli.sandbox_option import Sandbox
 from repogym.env import make
 
@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
 
 def play_command(
     tasks_file: Tasks,
-    instance_id: Annotated[str, typer.Argument(metavar="ID", help="The task's instance_id.", show_default=False)],
+    instance_id: InstanceId,
     repos_dir: ReposDir = None,
     sandbox: Sandbox = "bwrap",
     mode: Annotated[str, typer.Option("--mode", help="agent (tool calls) or agentless (one SEARCH/REPLACE answer).")] = "agent",

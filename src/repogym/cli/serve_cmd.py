@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from repogym.cli.common import add_command, console, err_console, print_json
+from repogym.cli.options import ModelDir
 from repogym.serve.server import ServeConfig, make_server
 
 _SERVE_DEFAULTS = ServeConfig()
@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
 
 
 def serve_command(
-    model_dir: Annotated[Path, typer.Argument(help="A transformers model folder (config.json, weights, tokenizer).")],
+    model_dir: ModelDir,
     port: Annotated[int, typer.Option("--port", "-p", help="TCP port (0 picks a free one).")] = 8000,
     host: Annotated[str, typer.Option("--host", help="Address to bind; loopback unless you mean otherwise.")] = "127.0.0.1",
     name: Annotated[str, typer.Option("--name", help="Model name clients send (default: the folder's name).")] = "",

@@ -1,4 +1,4 @@
-"""`repogym samples generate`: write sample repositories with planted bug fixes, their PR exports and answer keys."""
+"""`repogym samples generate`: sample repositories with planted bug fixes, their PR exports and answer keys."""
 
 from __future__ import annotations
 
@@ -8,19 +8,13 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from repogym.cli.common import add_command, add_group, console, print_json
+from repogym.cli.common import add_command, console, print_json, subgroup
 from repogym.cli.options import Json, Seed
 from repogym.samples import SampleRepo, generate_suite
 
-HELP = (
-    "Generate small Python libraries whose git history holds real, verifiable bug fixes.\n\n"
-    "Example: repogym samples generate /tmp/samples --repos 3 --seed 1"
-)
-
 
 def register(app: typer.Typer) -> None:
-    group = add_group(app, "samples", HELP)
-    add_command(group, "generate", generate)
+    add_command(subgroup(app, "samples"), "generate", generate)
 
 
 def generate(

@@ -1,13 +1,7 @@
-"""`repogym eval TASKS --policy P -n K --out DIR` (pass@k with intervals, SWE-bench files) and
-`repogym eval compare A B` (paired per-task deltas).
-
-`eval` is a group whose default command is `run`: `repogym eval TASKS ...` and `repogym eval run
-TASKS ...` are the same, so the documented interface stays one verb while `compare` sits beside it.
-"""
+"""`repogym eval run` (also `repogym eval TASKS`): pass@1 / pass@k of a policy with bootstrap intervals, SWE-bench files."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -15,30 +9,15 @@ from rich.table import Table
 from rich.text import Text
 
 from repogym.cli.attempt_options import AttemptOptions
-from repogym.cli.common import add_command, add_group, console, err_console, print_json, track
-from repogym.cli.options import Json, OutDir, OutReport, Tasks
+from repogym.cli.common import add_command, console, err_console, print_json, subgroup, track
+from repogym.cli.options import BootstrapSeed, Json, OutDir, Resamples, Tasks
 from repogym.cli.progress import LiveBars
 from repogym.evaluate.bootstrap import BootstrapSettings
-from repogym.evaluate.compare import compare_runs
 from repogym.evaluate.run import EvalConfig, run_eval
-from repogym.files import write_json
-
-HELP = (
-    "Measure a policy: pass@1 / pass@k with bootstrap intervals, SWE-bench predictions and report.\n\n"
-    "`repogym eval TASKS ...` runs `repogym eval run TASKS ...` (see `repogym eval run --help`).\n\n"
-    "Example: repogym eval tasks.jsonl --policy scripted:gold -n 4 --out runs/eval-gold\n\n"
-    "Example: repogym eval compare runs/eval-baseline runs/eval-sft"
-)
 
 
 def register(app: typer.Typer) -> None:
-    group = add_group(app, "eval", HELP, default="run")
-    add_command(group, "run", eval_command)
-    add_command(group, "compare", compare_command)
-
-
-Resamples = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples for the 95% intervals.")]
-BootstrapSeed = Annotated[int, typer.Option("--bootstrap-seed", help="Seed of the bootstrap.")]
+    add_command(subgroup(app, "eval"), "run", eval_command)
 
 
 def eval_command(
@@ -109,41 +88,3 @@ def summary_table(summary: dict[str, Any]) -> Table:
                 Text(f"{group}: {name_of_label}"), str(block["tasks"]), *(_cell(block, n) for n in names)
             )
     return table
-
-
-def compare_command(
-    run_a: Annotated[Path, typer.Argument(help="Eval folder A (the before).")],
-    run_b: Annotated[Path, typer.Argument(help="Eval folder B (the after).")],
-    bootstrap: Resamples = 1000,
-    bootstrap_seed: BootstrapSeed = 0,
-    out: OutReport = None,
-    json_out: Json = False,
-) -> None:
-    """Per-task resolve rate of B minus A on the tasks both measured, with a paired-bootstrap 95% interval.
-
-    Example: repogym eval compare runs/eval-baseline runs/eval-sft --out sft-vs-baseline.json
-    """
-    comparison = compare_runs(run_a, run_b, BootstrapSettings(resamples=bootstrap, seed=bootstrap_seed))
-    data = comparison.to_dict()
-    if out is not None:
-        write_json(out, data)
-    if json_out:
-        print_json(data)
-        return
-    low, high = comparison.interval
-    console.print(Text(
-        f"B - A = {comparison.mean_delta:+.1%} [{low:+.1%}, {high:+.1%}] over {len(comparison.deltas)} task(s) "
-        f"(A {comparison.mean_a:.1%}, B {comparison.mean_b:.1%}; paired bootstrap, {bootstrap} resamples); "
-        f"{data['improved']} improved, {data['regressed']} regressed"
-    ), soft_wrap=True)  # fmt: skip
-    changed = comparison.changed()
-    if changed:
-        table = Table(title="tasks that changed")
-        for column in ("task", "A", "B", "B - A"):
-            table.add_column(column, justify="left" if column == "task" else "right")
-        for d in changed:
-            table.add_row(Text(d.instance_id), f"{d.a:.0%}", f"{d.b:.0%}", f"{d.delta:+.0%}")
-        console.print(table)
-    for name, ids in (("only in A", comparison.only_a), ("only in B", comparison.only_b)):
-        if ids:
-            console.print(Text(f"{name} (not compared): {', '.join(ids)}"), soft_wrap=True)

@@ -1,4 +1,4 @@
-"""`repogym config ...`: check and print run configurations."""
+"""`repogym config check`: validate a run configuration and print it fully resolved."""
 
 from __future__ import annotations
 
@@ -9,18 +9,13 @@ import typer
 import yaml
 from rich.markup import escape
 
-from repogym.cli.common import add_command, add_group, console, print_json
+from repogym.cli.common import add_command, console, print_json, subgroup
 from repogym.cli.options import Json
 from repogym.config import config_to_dict, load_config
 
-HELP = (
-    "Check run configurations.\n\nExample: repogym config check examples/seed_grpo.yaml rollout.max_steps=20"
-)
-
 
 def register(app: typer.Typer) -> None:
-    group = add_group(app, "config", HELP)
-    add_command(group, "check", check)
+    add_command(subgroup(app, "config"), "check", check)
 
 
 def check(

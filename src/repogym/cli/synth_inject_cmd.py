@@ -1,4 +1,4 @@
-"""`repogym synth ...`: inject bugs into covered functions (the default command), combine them, rewrite statements."""
+"""`repogym synth inject` (also `repogym synth REPO`): bugs injected into the functions the tests cover."""
 
 from __future__ import annotations
 
@@ -14,44 +14,28 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 from repogym.cli.common import (
     add_command,
-    add_group,
     console,
     err_console,
     nothing_produced,
     print_json,
+    subgroup,
     track,
 )
-from repogym.cli.options import Json, OutTasks, Seed, Tasks
+from repogym.cli.options import Json, OutTasks, Seed
 from repogym.cli.sandbox_option import Sandbox
 from repogym.config import validate_config
-from repogym.dataset import load_tasks, save_tasks
+from repogym.dataset import save_tasks
 from repogym.errors import ConfigError
 from repogym.files import write_json
-from repogym.synth.combine import combine
 from repogym.synth.config import SynthConfig
-from repogym.synth.issues import make_issue_writer
-from repogym.synth.methods import METHODS
 from repogym.synth.synth import synthesize
-from repogym.validate.statement import rewrite_statements
-
-HELP = (
-    "Synthetic tasks: inject bugs into the functions the tests cover (SWE-smith style), combine them.\n\n"
-    "`repogym synth REPO ...` is short for `repogym synth inject REPO ...`.\n\n"
-    "Example: repogym synth ../calc --out candidates.jsonl --seed 0 && "
-    "repogym validate candidates.jsonl --out tasks.jsonl -j 2"
-)
 
 
 def register(app: typer.Typer) -> None:
-    group = add_group(app, "synth", HELP, default="inject")
-    add_command(group, "inject", inject_command)
-    add_command(group, "methods", methods_command)
-    add_command(group, "combine", combine_command)
-    add_command(group, "statements", statements_command)
+    add_command(subgroup(app, "synth"), "inject", inject_command)
 
 
 def _split_names(values: list[str]) -> list[str]:
@@ -156,77 +140,4 @@ def _progress() -> Progress:
         TimeRemainingColumn(),
         console=err_console,
         transient=True,
-    )
-
-
-def methods_command(json_out: Json = False) -> None:
-    """List the bug-injection methods (the names recorded in metadata["method"]).
-
-    Example: repogym synth methods
-    """
-    rows = []
-    for name in METHODS.names():
-        method = METHODS.get(name)
-        kind = "class" if method.class_level else ("single-line" if method.single_line else "structural")
-        rows.append({"name": name, "kind": kind, "description": method.description})
-    if json_out:
-        print_json({"methods": rows})
-        return
-    table = Table(title="bug-injection methods")
-    for column in ("method", "kind", "what it does"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(row["name"], row["kind"], row["description"])
-    console.print(table)
-
-
-def combine_command(
-    tasks_file: Tasks,
-    out: OutTasks,
-    same: Annotated[str, typer.Option("--same", help="Combine bugs of the same 'file' or the same 'module' (folder).")] = "file",
-    max_parts: Annotated[int, typer.Option("--max", min=2, help="Most bugs in one combined task.")] = 3,
-    seed: Seed = 0,
-    json_out: Json = False,
-) -> None:  # fmt: skip
-    """Merge validated bugs whose injections apply together into harder candidates (each bug used once).
-
-    TASKS are validated synthetic tasks (from `repogym validate`); validate the combined candidates next.
-
-    Example: repogym synth combine tasks.jsonl --same file --max 3 --out combined.jsonl && repogym validate combined.jsonl --out hard.jsonl
-    """
-    combined = combine(list(load_tasks(tasks_file)), same=same, max_parts=max_parts, seed=seed)
-    if not combined:
-        raise nothing_produced(f"no two validated bugs of one {same} apply together; {out} was not written")
-    save_tasks(combined, out)
-    if json_out:
-        print_json({"out": str(out), "candidates": len(combined)})
-        return
-    console.print(
-        f"[green]wrote[/] {len(combined)} combined candidates to {out}; validate them next", markup=False
-    )
-
-
-def statements_command(
-    tasks_file: Tasks,
-    out: OutTasks,
-    issue_writer: Annotated[str, typer.Option("--issue-writer", help="openai:MODEL: an OpenAI-compatible endpoint writes issue-style statements.")],
-    base_url: Annotated[str, typer.Option("--base-url", help="The endpoint's base URL, e.g. http://127.0.0.1:8000/v1.")] = "",
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Longest statement, in tokens.")] = 400,
-    json_out: Json = False,
-) -> None:  # fmt: skip
-    """Rewrite synthetic tasks' statements with an LLM, told never to reveal the fix; a text that quotes the
-    fix is refused and the failing-output statement kept (metadata["statement"] says which).
-
-    Example: repogym synth statements tasks.jsonl --issue-writer openai:qwen --base-url http://127.0.0.1:8000/v1 --out issues.jsonl
-    """
-    writer = make_issue_writer(issue_writer, base_url, max_tokens)
-    tasks = rewrite_statements(list(load_tasks(tasks_file)), writer)
-    save_tasks(tasks, out)
-    used = sum(1 for t in tasks if t.metadata.get("statement", {}).get("writer") == writer.name)
-    if json_out:
-        print_json({"out": str(out), "tasks": len(tasks), "rewritten": used, "writer": writer.name})
-        return
-    console.print(
-        f"[green]wrote[/] {len(tasks)} tasks to {out}: {used} statement(s) by {writer.name}, the rest kept",
-        markup=False,
     )

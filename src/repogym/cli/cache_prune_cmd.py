@@ -1,4 +1,4 @@
-"""`repogym cache du|prune`: where repogym's cache lives, what it holds, and how to shrink it."""
+"""`repogym cache prune`: cache entries not used lately removed (scratch only unless areas are named)."""
 
 from __future__ import annotations
 
@@ -7,58 +7,14 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from repogym.cli.common import add_command, add_group, console, print_json
+from repogym.cli.common import add_command, console, human_size, print_json, subgroup
 from repogym.cli.options import Json
 from repogym.sandbox.cache import cache_root
-from repogym.sandbox.usage import AREAS, DEFAULT_PRUNE, disk_usage, parse_age, prune
-
-HELP = (
-    "Where repogym keeps mirrors, checkouts, environments and logs, and how to shrink it.\n\n"
-    "The root is $REPOGYM_CACHE, else $XDG_CACHE_HOME/repogym, else ~/.cache/repogym.\n\n"
-    "Example: repogym cache du"
-)
+from repogym.sandbox.usage import AREAS, DEFAULT_PRUNE, parse_age, prune
 
 
 def register(app: typer.Typer) -> None:
-    group = add_group(app, "cache", HELP)
-    add_command(group, "du", du_command)
-    add_command(group, "prune", prune_command)
-
-
-def _size(count: int) -> str:
-    value = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} TiB"
-
-
-def du_command(json_out: Json = False) -> None:
-    """Disk used by each part of the cache (a file hardlinked from several places counts once).
-
-    Example: repogym cache du
-    """
-    usage = disk_usage()
-    total = sum(area.bytes for area in usage)
-    if json_out:
-        print_json(
-            {
-                "root": str(cache_root()),
-                "bytes": total,
-                "areas": {
-                    a.name: {"bytes": a.bytes, "entries": a.entries, "path": str(a.path)} for a in usage
-                },
-            }
-        )
-        return
-    table = Table(title=f"repogym cache: {cache_root()}")
-    for column, justify in (("area", "left"), ("entries", "right"), ("size", "right"), ("holds", "left")):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    for area in usage:
-        table.add_row(area.name, str(area.entries), _size(area.bytes), area.description)
-    table.add_row("[bold]total[/]", "", f"[bold]{_size(total)}[/]", "")
-    console.print(table)
+    add_command(subgroup(app, "cache"), "prune", prune_command)
 
 
 def prune_command(
@@ -92,5 +48,5 @@ def prune_command(
         table.add_column(column, justify="left" if column == "area" else "right")
     for result in results:
         removed = "-" if result.area == "uv-cache" else str(result.removed)
-        table.add_row(result.area, removed, _size(result.freed_bytes), str(result.skipped_in_use))
+        table.add_row(result.area, removed, human_size(result.freed_bytes), str(result.skipped_in_use))
     console.print(table)
