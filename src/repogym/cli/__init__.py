@@ -5,11 +5,11 @@ output. Errors from `repogym.errors` become one red line and exit status 2, neve
 several commands share are declared once (options.py); tests/cli/test_vocabulary.py holds every command to
 them.
 
-Start-up: `repogym tasks stats ...` imports only the modules of `tasks` and `tasks stats` (the full app, for
-`repogym.cli.app` and for a command line that names no command, imports them all): a grade should not pay
-for the trainer's, the miner's and the config's imports. `repogym` and `repogym --help` alone print the
-command list from INDEX without importing any command module (seconds of imports on 2 cores, for a page of
-names).
+Start-up: `repogym tasks stats ...` imports only the module of `tasks stats`, whose imports are at its top
+(the full app, for `repogym.cli.app` and for a command line that names no command, imports them all): a
+grade should not pay for the trainer's, the miner's and the config's imports. `repogym` and `repogym --help`
+alone print the command list from INDEX without importing any command module (seconds of imports on 2
+cores, for a page of names).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Annotated, Any
 import typer
 
 from repogym import __version__
-from repogym.cli.common import add_group
+from repogym.cli.common import add_group, print_error
 from repogym.cli.openmp import wait_passively
 from repogym.errors import RepogymError
 from repogym.train.launch import end_process_group
@@ -285,7 +285,7 @@ def main() -> None:
         # The name usage lines and notes show, however it was started (`python -m repogym`, `accelerate launch`).
         (build_index_app() if index_only else build_app(words))(prog_name="repogym")
     except RepogymError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        print_error(exc)
         sys.exit(2)
     finally:
         if "torch.distributed" in sys.modules:  # only then can a command have made a process group

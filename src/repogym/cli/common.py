@@ -74,7 +74,10 @@ def print_json(data: Any) -> None:
 @contextlib.contextmanager
 def json_mode(enabled: bool) -> Iterator[None]:
     """While a `--json` command runs, everything printed to stdout (rich tables, library messages, a
-    trainer's logs) goes to stderr; `print_json` alone writes to the real stdout."""
+    trainer's logs) goes to stderr; `print_json` alone writes to the real stdout.
+
+    Python's sys.stdout is redirected, not file descriptor 1: a child process that writes to an inherited
+    stdout is not caught (the library captures its children's output)."""
     global _json_stdout
     if not enabled:
         yield
