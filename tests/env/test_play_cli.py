@@ -20,7 +20,7 @@ def tasks_file(toy_task, toy_runtime, tmp_path_factory):
 
 
 def play(tasks_file, keys: str, *args: str):
-    return CliRunner().invoke(app, ["play", "toy__calc-1", "--tasks", str(tasks_file), *args], input=keys)
+    return CliRunner().invoke(app, ["play", str(tasks_file), "toy__calc-1", *args], input=keys)
 
 
 def test_playing_the_toy_task_to_a_resolved_grade(tasks_file):
@@ -55,5 +55,5 @@ def test_agentless_play_and_an_unknown_id(tasks_file, toy_task):
     assert result.exit_code == 0, result.output
     assert "--- BEGIN FILE ---" in result.output and "toy__calc-1: RESOLVED" in result.output
     assert "patch_similarity=+1" in result.output
-    missing = CliRunner().invoke(app, ["play", "toy__calc", "--tasks", str(tasks_file)])
+    missing = CliRunner().invoke(app, ["play", str(tasks_file), "toy__calc"])
     assert missing.exit_code == 2 and "closest: toy__calc-1" in missing.output

@@ -69,7 +69,7 @@ def test_no_tasks(run, tmp_path):
 
 
 def test_base_model_that_is_not_a_model(run, tmp_path, tiny_model):
-    fails(run("base_model=Qwen2.5-Coder-32B"), "base_model", "does not exist", "repogym model init --tiny")
+    fails(run("base_model=Qwen2.5-Coder-32B"), "base_model", "does not exist", "repogym model init DIR")
     not_model = tmp_path / "not-a-model"
     not_model.mkdir()
     fails(run(f"base_model={not_model}"), "base_model", "no config.json")

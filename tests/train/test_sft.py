@@ -67,7 +67,7 @@ def test_sft_fits_a_handful_of_tasks_and_the_output_replays_their_gold_answers_g
 def test_a_folder_that_is_not_a_model_is_refused_with_the_fix(tmp_path, window_rows):
     (tmp_path / "empty").mkdir()
     with pytest.raises(
-        ConfigError, match=r"base_model: .* is not a model folder .*`repogym model init --tiny DIR`"
+        ConfigError, match=r"base_model: .* is not a model folder .*`repogym model init DIR`"
     ):
         preflight(config_for(tmp_path / "empty", window_rows, tmp_path / "o"))
     (tmp_path / "empty" / "config.json").write_text(json.dumps({"model_type": "llama"}))

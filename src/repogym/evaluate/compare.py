@@ -17,7 +17,7 @@ from typing import Any
 
 from repogym.errors import ConfigError
 from repogym.evaluate.bootstrap import BootstrapSettings, bootstrap_interval
-from repogym.evaluate.run import SUMMARY_FILE, SUMMARY_KIND
+from repogym.evaluate.layout import SUMMARY_FILE, SUMMARY_KIND
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,13 @@ from repogym.env.options import EnvOptions
 from repogym.errors import ConfigError
 from repogym.evaluate.bootstrap import BootstrapSettings
 from repogym.evaluate.groups import task_groups
+from repogym.evaluate.layout import (
+    PREDICTIONS_FILE,
+    ROLLOUT_DIR,
+    SUMMARY_FILE,
+    SUMMARY_KIND,
+    SWEBENCH_REPORT_FILE,
+)
 from repogym.evaluate.scores import TaskCounts, check_ks, eval_scores
 from repogym.evaluate.swebench import PREDICTION_ATTEMPT, first_attempts, predictions_of, swebench_report
 from repogym.files import write_json
@@ -42,13 +49,6 @@ from repogym.rollout.run import RolloutConfig, plan_rollout, run_rollout
 from repogym.rollout.store import TrajectoryStore
 from repogym.task import Task
 
-SUMMARY_KIND = "repogym.eval"
-SUMMARY_FILE = "summary.json"
-ROLLOUT_DIR = "rollout"
-PREDICTIONS_FILE = "predictions.jsonl"
-SWEBENCH_REPORT_FILE = "swebench_report.json"
-#: Stage names the report knows the order of (others follow, in the order given).
-KNOWN_STAGES = ("baseline", "sft", "grpo")
 MODES = ("agent", "agentless")
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 

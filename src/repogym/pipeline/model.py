@@ -1,4 +1,4 @@
-"""The model stage: `repogym model init --tiny` then `repogym model pretrain` -> FOLDER/init, FOLDER/pretrained.
+"""The model stage: `repogym model init` then `repogym model pretrain` -> FOLDER/init, FOLDER/pretrained.
 
 A random tiny Llama with a BPE trained on local Python source, pretrained on the standard library and
 site-packages (never on the sample repositories) within a wall-clock budget.

@@ -4,7 +4,7 @@ time, each the library function of its own command (nothing here re-implements a
 1. data (`repogym.pipeline.data`): sample repos -> mine + synth -> validate -> grade -> OUT/tasks.jsonl;
 2. split (`repogym tasks split --by function`): the last repository held out whole, the others' tasks split
    so that no function is on both sides -> OUT/split/;
-3. model (`repogym model init --tiny` + `model pretrain`): a tiny Llama pretrained on the standard library
+3. model (`repogym model init` + `model pretrain`): a tiny Llama pretrained on the standard library
    within the plan's minutes, cached for the next run -> OUT/model/;
 4. baseline eval (`repogym eval`) on both held-out splits -> OUT/eval/baseline-<split>/;
 5. (with `plan.demo_rows`) cheap demonstrations -> OUT/train/demos.jsonl;

@@ -1,4 +1,4 @@
-"""repogym's own small models (`repogym model init --tiny DIR --size tiny|small|base`) and model-folder checks.
+"""repogym's own small models (`repogym model init DIR --size tiny|small|base`) and model-folder checks.
 
 A model is a Llama (or Qwen2) config with random weights and a byte-level BPE tokenizer trained
 on local Python source (default: a sample of the standard library, the kind of text it will be
@@ -114,7 +114,7 @@ def has_weights(folder: Path) -> bool:
 def check_model_folder(path: str | os.PathLike[str], key: str = "base_model") -> Path:
     """`path` as a causal-LM folder (config, weights, tokenizer), or a ConfigError naming `key` and the fix."""
     folder = Path(path).expanduser()
-    fix = "build one with `repogym model init --tiny DIR` or give a local Hugging Face model folder"
+    fix = "build one with `repogym model init DIR` or give a local Hugging Face model folder"
     if not folder.exists():
         raise ConfigError(f"{key}: {folder} does not exist; {fix}")
     if not folder.is_dir() or not (folder / "config.json").is_file():

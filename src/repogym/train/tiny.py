@@ -1,9 +1,9 @@
-"""The tiny model of tests and smoke runs: `repogym model init --tiny` with a fixed slice of the standard library as tokenizer corpus.
+"""The tiny model of tests and smoke runs: `repogym model init` with a fixed slice of the standard library as tokenizer corpus.
 
 Kept as a thin alias of `repogym.train.model` (tests, the hf backend and older scripts import
 `build_tiny_model` and `load_tokenizer` from here):
 
-    python -m repogym.train.tiny OUT_DIR [--arch llama|qwen2]    # = repogym model init --tiny OUT_DIR
+    python -m repogym.train.tiny OUT_DIR [--arch llama|qwen2]    # = repogym model init OUT_DIR
 """
 
 from __future__ import annotations

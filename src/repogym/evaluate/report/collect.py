@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from repogym.errors import ConfigError
-from repogym.evaluate.run import KNOWN_STAGES, ROLLOUT_DIR, SUMMARY_FILE, SUMMARY_KIND
+from repogym.evaluate.layout import KNOWN_STAGES, ROLLOUT_DIR, SUMMARY_FILE, SUMMARY_KIND
 from repogym.files import METRICS_FILE, read_jsonl_records
 
 MAX_DEPTH = 4
