@@ -15,6 +15,10 @@ Guarantees:
   `git diff` and `git fsck --full` work there as in a clone cut at the commit.
 - A submodule's files come from the mirror's copy of it, at its pinned
   commit; the submodule gets no `.git` of its own.
+- Every file has its tree entry's mode, also where one blob is two files of
+  different modes (the blob store keeps one file per blob and mode).
+- A blob the mirror lacks raises RepoSourceError naming the object and its
+  path, and leaves no half-made checkout behind.
 
 Not guaranteed:
 - A history the mirror lacks: a shallow mirror gives a shallow checkout.
@@ -45,6 +49,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from repogym.errors import RepoSourceError
 from repogym.hostgit import git_bytes, git_environment, run_git
 from repogym.sandbox.base import OverlaySpec
 from repogym.sandbox.bwrap import SANDBOX_UID, is_root
@@ -91,7 +96,11 @@ def pristine_checkout(mirror_path: Path, commit: str) -> Path:
             return path
         tmp = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=path.parent))
         os.chmod(tmp, 0o755)
-        _materialise(mirror_path, commit, tmp)
+        try:
+            _materialise(mirror_path, commit, tmp)
+        except BaseException:
+            _remove_tree(tmp)  # a half-written checkout is never used: the next try starts afresh
+            raise
         if path.exists():
             shutil.rmtree(path)
         os.replace(tmp, path)
@@ -113,11 +122,13 @@ def _write_tree(mirror_path: Path, commit: str, dest: Path) -> None:
     listing = git_bytes(mirror_path, "ls-tree", "-r", "-z", "--full-tree", commit)
     entries = [line.split(b"\t", 1) for line in listing.split(b"\0") if line]
     store = cache_dir("blobs")
-    wanted: dict[str, int] = {}
-    for meta, _ in entries:
+    # One blob can be two files of the tree with different modes (a script and its non-executable copy):
+    # each (sha, mode) pair is a file of the store of its own, so both links find theirs.
+    wanted: dict[tuple[str, int], str] = {}
+    for meta, raw_path in entries:
         mode, kind, sha = meta.split(b" ")
         if kind == b"blob" and mode in _MODES:
-            wanted[sha.decode()] = _MODES[mode]
+            wanted.setdefault((sha.decode(), _MODES[mode]), os.fsdecode(raw_path))
     _fill_blob_store(mirror_path, store, wanted)
     names: dict[str, str] | None = None
     for meta, raw_path in entries:
@@ -132,10 +143,24 @@ def _write_tree(mirror_path: Path, commit: str, dest: Path) -> None:
         if kind != b"blob":
             continue
         if mode == b"120000":
-            link = git_bytes(mirror_path, "cat-file", "blob", sha.decode())
-            os.symlink(os.fsdecode(link), target)
+            os.symlink(os.fsdecode(_read_blob(mirror_path, sha.decode(), rel)), target)
         else:
             os.link(_blob_path(store, sha.decode(), _MODES[mode]), target)
+
+
+def _read_blob(mirror_path: Path, sha: str, path: str) -> bytes:
+    """One blob's bytes (a symlink's target); RepoSourceError naming it and `path` when the mirror lacks it."""
+    result = run_git(mirror_path, "cat-file", "blob", sha)
+    if result.returncode != 0:
+        raise RepoSourceError(_missing_object(mirror_path, sha, path))
+    return result.stdout
+
+
+def _missing_object(mirror_path: Path, sha: str, path: str) -> str:
+    return (
+        f"{mirror_path}: object {sha} ({path}) is missing from the repository: the clone is incomplete or "
+        "damaged (`git fsck --full` there names every missing object); clone the repository again"
+    )
 
 
 def submodule_names(mirror_path: Path, commit: str) -> dict[str, str]:
@@ -179,8 +204,14 @@ def _blob_path(store: Path, sha: str, mode: int) -> Path:
     return store / sha[:2] / f"{sha[2:]}{'.x' if mode == 0o755 else ''}"
 
 
-def _fill_blob_store(mirror_path: Path, store: Path, wanted: dict[str, int]) -> None:
-    missing = [(sha, mode) for sha, mode in wanted.items() if not _blob_path(store, sha, mode).exists()]
+def _fill_blob_store(mirror_path: Path, store: Path, wanted: dict[tuple[str, int], str]) -> None:
+    """Put each wanted (sha, mode) blob in the store, each blob read once from the mirror however many
+    modes it is wanted in; `wanted` maps each pair to a path of the tree that holds it (named when the
+    mirror lacks the blob: RepoSourceError)."""
+    missing: dict[str, list[int]] = {}
+    for sha, mode in wanted:
+        if not _blob_path(store, sha, mode).exists():
+            missing.setdefault(sha, []).append(mode)
     if not missing:
         return
     owner = _owner()
@@ -193,25 +224,31 @@ def _fill_blob_store(mirror_path: Path, store: Path, wanted: dict[str, int]) -> 
     )
     assert batch.stdin is not None and batch.stdout is not None
     try:
-        for sha, mode in missing:
+        for sha, modes in missing.items():
             batch.stdin.write(sha.encode() + b"\n")
             batch.stdin.flush()
             header = batch.stdout.readline().split()
-            size = int(header[2])
-            data = batch.stdout.read(size)
+            if len(header) != 3:  # "<sha> missing" (or nothing: git is gone)
+                raise RepoSourceError(_missing_object(mirror_path, sha, wanted[(sha, modes[0])]))
+            data = batch.stdout.read(int(header[2]))
             batch.stdout.read(1)  # the newline after each object
-            target = _blob_path(store, sha, mode)
-            target.parent.mkdir(exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.chmod(tmp, mode)
-            if owner is not None:
-                os.chown(tmp, owner, owner)
-            os.replace(tmp, target)
+            for mode in modes:
+                _store_blob(store, sha, mode, data, owner)
     finally:
         batch.stdin.close()
         batch.wait()
+
+
+def _store_blob(store: Path, sha: str, mode: int, data: bytes, owner: int | None) -> None:
+    target = _blob_path(store, sha, mode)
+    target.parent.mkdir(exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.chmod(tmp, mode)
+    if owner is not None:
+        os.chown(tmp, owner, owner)
+    os.replace(tmp, target)
 
 
 def _make_git_dir(mirror_path: Path, commit: str, dest: Path) -> None:
