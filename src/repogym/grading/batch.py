@@ -3,11 +3,20 @@
 Each finished grade is appended (one fsynced line) to `<report>.partial.jsonl`
 as soon as it is known, so a killed run loses nothing already graded and a
 re-run skips it. The final report is written atomically at the end.
+
+Guarantees:
+- One instance never stops the batch: a grade that raises (a bug, a repository the checkout cannot write)
+  is recorded as INFRA_ERROR naming the exception and where it was raised (`guarded_grade`), like any
+  other grade; a re-run skips it as graded, so a resume never meets the same crash again.
+- The report says whether the test runs could reach the network (`allow_network`, off by default).
+
+Not guaranteed: Ctrl-C and other BaseExceptions are not recorded; grades not yet finished are re-run.
 """
 
 from __future__ import annotations
 
 import threading
+import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -18,11 +27,12 @@ from repogym.dataset import TaskSet
 from repogym.files import append_jsonl, read_jsonl_records, write_json
 from repogym.grading.grade import grade
 from repogym.grading.judge import skip_rule_for
-from repogym.grading.report import GradeResult, Outcome, SkipRule
+from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, SkipRule
 from repogym.interrupts import as_completed_interruptibly
 from repogym.predictions import Prediction
 from repogym.sandbox.base import Limits
 from repogym.sandbox.pool import RuntimePool
+from repogym.task import Task
 
 #: Outcomes that mean the grader could not do its job (as opposed to the patch failing).
 ERROR_OUTCOMES = (Outcome.INFRA_ERROR, Outcome.ENV_BUILD_FAILED)
@@ -38,6 +48,8 @@ class BatchReport:
     unknown: list[str] = field(default_factory=list)
     """Prediction ids with no task in the task file (not graded)."""
     total_instances: int = 0
+    allow_network: bool = False
+    """The test runs of this batch's grades could reach the network (`grade(allow_network=True)`)."""
 
     def ids(self, predicate: Callable[[GradeResult], bool]) -> list[str]:
         return sorted(i for i, r in self.results.items() if predicate(r))
@@ -68,6 +80,8 @@ class BatchReport:
             "error_ids": errors,
             "unknown_ids": sorted(self.unknown),
             "outcomes": outcomes,
+            "test_network": "open" if self.allow_network else "closed",
+            "network_open_ids": self.ids(lambda r: r.network_open),
             "instances": {i: self.results[i].to_dict() for i in sorted(self.results)},
             "schema_version": 2,
         }
@@ -90,12 +104,18 @@ def grade_predictions(
     on_start: Callable[[int, int], None] | None = None,
     skip_rule: SkipRule | None = None,
     limits: Limits | None = None,
+    allow_network: bool = False,
 ) -> BatchReport:
     """Grade every prediction whose instance is in `tasks`; resume from the partial file if present.
     `skip_rule`: None judges each task by `skip_rule_for(task)` (SWE-bench's rule for imported tasks);
-    `limits`: the sandbox's for every grade (None: its defaults)."""
+    `limits`: the sandbox's for every grade (None: its defaults); `allow_network`: let the test runs reach the
+    network (`grade`'s opt-in; the report says so)."""
     predictions = list(predictions)
-    report = BatchReport(submitted=[p.instance_id for p in predictions], total_instances=len(tasks))
+    report = BatchReport(
+        submitted=[p.instance_id for p in predictions],
+        total_instances=len(tasks),
+        allow_network=allow_network,
+    )
     partial = partial_path(report_path)
     for row in read_jsonl_records(partial):
         report.results[row["instance_id"]] = GradeResult.from_dict(row)
@@ -116,7 +136,9 @@ def grade_predictions(
     def _one(prediction: Prediction) -> GradeResult:
         task = tasks.get(prediction.instance_id)
         rule = skip_rule or skip_rule_for(task)
-        return grade(task, prediction.model_patch, runtimes=runtimes, skip_rule=rule)
+        return guarded_grade(
+            task, prediction.model_patch, runtimes=runtimes, skip_rule=rule, allow_network=allow_network
+        )
 
     pool = ThreadPoolExecutor(max_workers=max(1, workers))
     try:
@@ -133,3 +155,32 @@ def grade_predictions(
         pool.shutdown(wait=True, cancel_futures=True)
     write_json(report_path, report.to_dict())
     return report
+
+
+def guarded_grade(task: Task, patch: str, **options: Any) -> GradeResult:
+    """`grade(task, patch, **options)`, with whatever it raises (not Ctrl-C) turned into an INFRA_ERROR grade
+    that names the exception: for callers that grade many tasks and must go on past a bad one."""
+    try:
+        return grade(task, patch, **options)
+    except Exception as exc:  # recorded as the instance's grade: the batch goes on
+        return crash_result(task, exc)
+
+
+def crash_result(task: Task, exc: BaseException) -> GradeResult:
+    """The INFRA_ERROR grade of a grade that raised `exc`: its type, message and where it was raised.
+
+    >>> from repogym.task import Task
+    >>> task = Task(instance_id="a__b-1", repo="a/b", base_commit="0" * 40, patch="", FAIL_TO_PASS=["t"])
+    >>> crash_result(task, FileNotFoundError(2, "No such file or directory")).detail
+    'grading raised FileNotFoundError: [Errno 2] No such file or directory'
+    """
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name})" if frames else ""
+    return GradeResult(
+        instance_id=task.instance_id,
+        outcome=Outcome.INFRA_ERROR,
+        status=ResolvedStatus.NO,
+        fail_to_pass=dict.fromkeys(task.FAIL_TO_PASS),
+        pass_to_pass=dict.fromkeys(task.PASS_TO_PASS),
+        detail=f"grading raised {type(exc).__name__}: {exc}{where}",
+    )
