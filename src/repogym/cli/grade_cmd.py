@@ -52,6 +52,7 @@ def grade_command(
     json_out: Json = False,
     skip_rule: Annotated[str, typer.Option("--skip-rule", help="How a skipped required test counts: strict (never a pass, as rewards count it), swebench (SWE-bench's verdict), or auto (swebench for tasks imported from SWE-bench data, else strict).")] = "auto",
     timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds each command of a grade may run (the test run above all) before it is killed and the grade is TIMEOUT; the per-process CPU limit is raised to match. SWE-bench's harness default: 1800.")] = 1800.0,
+    allow_network: Annotated[bool, typer.Option("--allow-network", help="Let the test run reach the network (closed by default, as for every command of an episode; the result and the report say when it was open): for imported tasks whose tests call out, e.g. requests' (a TESTS_NEED_NETWORK grade names them).")] = False,
 ) -> None:  # fmt: skip
     """Apply a patch and the task's tests in the sandbox; report SWE-bench's FULL / PARTIAL / NO.
 
@@ -67,6 +68,7 @@ def grade_command(
       repogym grade tasks.jsonl --instance acme__calc-12 --patch fix.diff --json
       repogym grade tasks.jsonl --predictions preds.jsonl --out report.json -j 2
       repogym grade tasks.jsonl --instance sympy__sympy-18057 --gold --timeout 3600
+      repogym grade lite.json --instance psf__requests-2317 --gold --allow-network
     """
     rule = _skip_rule(skip_rule)
     limits = Limits.for_timeout(timeout)
@@ -79,7 +81,7 @@ def grade_command(
             raise RepogymError(
                 "--predictions needs --out REPORT.json (re-running with the same --out resumes)"
             )
-        _grade_file(tasks, predictions, out, jobs, sandbox, repos, rule, limits, json_out)
+        _grade_file(tasks, predictions, out, jobs, sandbox, repos, rule, limits, json_out, allow_network)
         return
     if not instance:
         raise RepogymError(
@@ -103,7 +105,13 @@ def grade_command(
     )
     with spinner or contextlib.nullcontext():
         result = grade(
-            task, text, sandbox=sandbox, repos_dir=repos, limits=limits, skip_rule=rule or skip_rule_for(task)
+            task,
+            text,
+            sandbox=sandbox,
+            repos_dir=repos,
+            limits=limits,
+            skip_rule=rule or skip_rule_for(task),
+            allow_network=allow_network,
         )
     if json_out:
         print_json(result.to_dict())
@@ -174,6 +182,8 @@ def _print_result(result: GradeResult) -> None:
         console.print(f"[yellow]patch needed a fuzzier apply:[/] {result.patch_applied_with}")
     if result.report and result.report.log_path:
         console.print(f"test log: {result.report.log_path}", markup=False)
+    if result.network_open:
+        console.print("[yellow]the test run could reach the network (--allow-network)[/]")
 
 
 def _grade_file(
@@ -186,6 +196,7 @@ def _grade_file(
     rule: SkipRule | None,
     limits: Limits,
     json_out: bool,
+    allow_network: bool = False,
 ) -> None:
     console, err_console = common.console, common.err_console
 
@@ -231,6 +242,7 @@ def _grade_file(
             limits=limits,
             on_result=_done,
             on_start=_start,
+            allow_network=allow_network,
         )
     if report.unknown:
         err_console.print(f"[yellow]{len(report.unknown)} prediction(s) name no task in {tasks.origin}[/]")
@@ -246,3 +258,7 @@ def _grade_file(
     console.print(table)
     outcomes = ", ".join(f"{k}: {v}" for k, v in sorted(summary["outcomes"].items()))
     console.print(f"outcomes: {outcomes or '-'}")
+    if summary["network_open_ids"]:
+        console.print(
+            f"[yellow]{len(summary['network_open_ids'])} grade(s) ran their tests with the network open[/]"
+        )

@@ -8,7 +8,10 @@ apply it, falling back to fuzzier applies, then check what really changed
 jail's inbox -> compile the changed Python files -> run FAIL_TO_PASS and
 PASS_TO_PASS -> judge the report (judge.py: TIMEOUT, TESTS_DID_NOT_RUN,
 REPORT_FORGED, RESOLVED only when every one of them passed and the canary
-failed). Where it can (onepass.py), all of the jailed steps are one sandbox
+failed) -> name the network as the cause of a run that failed where its log
+shows a test dialling out (TESTS_NEED_NETWORK). The test run has no network
+unless the grader opts in (`allow_network`, for imported tasks whose tests
+need it; the result says so), and then it alone has it. Where it can (onepass.py), all of the jailed steps are one sandbox
 start, with the check of what really changed made by the host at a checkpoint
 before the tests; elsewhere each is a jailed command of its own. Both ways give
 the same verdict.
@@ -68,11 +71,19 @@ from repogym.grading.candidate import (
 )
 from repogym.grading.compile_check import CompileStep, compile_report, compile_step
 from repogym.grading.installcheck import check_reinstall
-from repogym.grading.judge import judge
+from repogym.grading.judge import Judgement, judge
+from repogym.grading.network_attempts import needs_network
 from repogym.grading.parsers import get_parser
 from repogym.grading.parsers.common import shell_join
-from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, SkipRule
-from repogym.grading.runner import TestCommand, log_path, read_test_run, test_command, test_directives
+from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, SkipRule, TestReport
+from repogym.grading.runner import (
+    TestCommand,
+    log_path,
+    read_test_run,
+    run_test_command,
+    test_command,
+    test_directives,
+)
 from repogym.grading.test_sources import required_test_files
 from repogym.grading.xfail_marks import XfailReading, reading_for
 from repogym.patches import changed_paths
@@ -101,12 +112,15 @@ def grade(
     log_dir: str | Path | None = None,
     skip_rule: SkipRule = SkipRule.STRICT,
     test_limits: Limits | None = None,
+    allow_network: bool = False,
 ) -> GradeResult:
     """Grade `patch` (a unified diff) for `task` in a fresh episode of the sandbox: of `runtime`, else of the
     runtime `runtimes` holds for the task's repository state, else of one prepared here. `skip_rule`: how a skipped
     required test counts (judge.py): STRICT, the default, for anything a reward is computed from; SWEBENCH
     for SWE-bench's own verdict on SWE-bench instances. `test_limits`: the test run's limits where they
-    differ from the runtime's (the gym's, from the task's validated test time: `repogym.grading.timelimit`)."""
+    differ from the runtime's (the gym's, from the task's validated test time: `repogym.grading.timelimit`).
+    `allow_network`: let the test run (only it) reach the network, for imported tasks whose tests need it
+    (`GradeResult.network_open` says so); off by default, and never for a reward."""
     started = time.perf_counter()
     if not task.FAIL_TO_PASS:
         return _result(
@@ -120,8 +134,10 @@ def grade(
         return _result(task, Outcome.ENV_BUILD_FAILED, str(exc))
     except (RepoSourceError, RepogymError) as exc:
         return _result(task, Outcome.INFRA_ERROR, str(exc))
+    except OSError as exc:  # the host's side of preparing it: a checkout or layer the disk would not write
+        return _result(task, Outcome.INFRA_ERROR, f"preparing the task's runtime failed: {exc}")
     with runtime.episode(readonly_git=True) as episode:
-        result = grade_in_episode(task, patch, episode, log_dir, skip_rule, test_limits)
+        result = grade_in_episode(task, patch, episode, log_dir, skip_rule, test_limits, allow_network)
     timings = {**runtime.timings, **result.timings, "total_s": time.perf_counter() - started}
     return dataclasses.replace(result, timings=timings)
 
@@ -133,11 +149,12 @@ def grade_in_episode(
     log_dir: str | Path | None = None,
     skip_rule: SkipRule = SkipRule.STRICT,
     test_limits: Limits | None = None,
+    allow_network: bool = False,
 ) -> GradeResult:
-    """Grade in an episode that is at its pristine state (it is modified)."""
+    """Grade in an episode that is at its pristine state (it is modified); `allow_network` as for `grade`."""
     started = time.perf_counter()
     directives = test_directives([*task.FAIL_TO_PASS, *task.PASS_TO_PASS], task.test_patch)
-    tests = test_command(task, directives, test_limits)
+    tests = test_command(task, directives, test_limits or episode.runtime.limits, allow_network)
     prepared = _prepare(task, patch, episode, tests)
     if isinstance(prepared, GradeResult):
         return prepared
@@ -145,10 +162,12 @@ def grade_in_episode(
     apply_s = time.perf_counter() - started - tests_s
     if result is None:  # the slow way: the tests are a command of their own
         ran = time.perf_counter()
-        result = episode.run(tests.command, limits=tests.limits, binds=tests.binds)
+        result = run_test_command(episode, tests)
         tests_s = time.perf_counter() - ran
     report = read_test_run(task, episode, tests, result, log_path(task, log_dir), tests_s)
-    verdict = judge(task, report, prepared.canary, skip_rule, prepared.sources.may_xfail)
+    verdict = name_network(
+        judge(task, report, prepared.canary, skip_rule, prepared.sources.may_xfail), report, tests
+    )
     return GradeResult(
         instance_id=task.instance_id,
         outcome=verdict.outcome,
@@ -163,7 +182,31 @@ def grade_in_episode(
         timings={"apply_s": apply_s, "tests_s": tests_s},
         not_counted=verdict.not_counted,
         skip_rule=skip_rule,
+        network_open=tests.network,
     )
+
+
+def name_network(verdict: Judgement, report: TestReport, tests: TestCommand) -> Judgement:
+    """TESTS_NEED_NETWORK for a run that did not pass (UNRESOLVED, or tests that did not run) whose log shows a
+    test reaching for the network (`needs_network`, validation's detector): the cause named, never a pass.
+    The tests' statuses and SWE-bench's status are kept as judged."""
+    if verdict.outcome not in (Outcome.UNRESOLVED, Outcome.TESTS_DID_NOT_RUN) or not report.log_path:
+        return verdict
+    try:
+        attempt = needs_network(Path(report.log_path).read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return verdict
+    if not attempt:
+        return verdict
+    if tests.network:
+        why = f"the tests tried to reach the network and failed, though the test run's network was open: {attempt}"
+    else:
+        why = (
+            f"the tests tried to reach the network, which the sandbox closes: {attempt}; no offline grade can "
+            "resolve this task as it stands (`repogym grade --allow-network` opens the test run's network)"
+        )
+    detail = f"{why}; {verdict.detail}" if verdict.detail else why
+    return dataclasses.replace(verdict, outcome=Outcome.TESTS_NEED_NETWORK, detail=detail)
 
 
 @dataclass(frozen=True)
@@ -196,7 +239,8 @@ def _prepare(task: Task, patch: str, episode: Episode, tests: TestCommand) -> _P
         task, test_paths, sources, onepass.texts_after_test_patch(task.test_patch, episode.layer.lowers)
     )
     applied_with = ""
-    sections = onepass.usable(episode, filtered.patch, task.test_patch)
+    # With the network opened, the test run is a command of its own: the applying steps stay offline.
+    sections = None if tests.network else onepass.usable(episode, filtered.patch, task.test_patch)
     if sections is not None:
         rules = onepass.Rules(test_paths, pristine_text, command_paths)
         done = _prepare_in_one_pass(task, episode, filtered, sections, tests, rules, canary, sources)

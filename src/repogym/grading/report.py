@@ -133,6 +133,12 @@ class Outcome(enum.StrEnum):
     something in the patch rewrote or replaced the results. The candidate's fault, not an error."""
     PATCH_APPLY_FAILED = "PATCH_APPLY_FAILED"
     TESTS_DID_NOT_RUN = "TESTS_DID_NOT_RUN"
+    TESTS_NEED_NETWORK = "TESTS_NEED_NETWORK"
+    """Tests ran (or failed to collect), some FAIL_TO_PASS or PASS_TO_PASS test did not pass, and the log shows
+    a test trying to reach the network, which the jail closes (`repogym.grading.network_attempts.needs_network`): no
+    offline grader can resolve the task as it stands. Not resolved in every count (it is never a grader
+    error: printing a resolver's error cannot take a patch out of a count). `repogym grade --allow-network`
+    opens the network to the test run, for imported tasks whose tests need it."""
     TIMEOUT = "TIMEOUT"
     ENV_BUILD_FAILED = "ENV_BUILD_FAILED"
     INFRA_ERROR = "INFRA_ERROR"
@@ -202,6 +208,9 @@ class GradeResult:
     swebench skip rule, a skip SWE-bench counts as maintained); see grading/judge.py."""
     skip_rule: SkipRule = SkipRule.STRICT
     """The rule skipped tests were judged by."""
+    network_open: bool = False
+    """The test run could reach the network (the grader's opt-in, `grade(allow_network=True)`); False, the
+    default: its network namespace was closed, as for every command of an episode."""
 
     @property
     def resolved(self) -> bool:
@@ -231,6 +240,7 @@ class GradeResult:
             "timings": self.timings,
             "not_counted": self.not_counted,
             "skip_rule": self.skip_rule.value,
+            "network_open": self.network_open,
         }
 
     @classmethod
@@ -251,4 +261,5 @@ class GradeResult:
             timings=dict(row.get("timings", {})),
             not_counted=dict(row.get("not_counted", {})),
             skip_rule=SkipRule(row.get("skip_rule", SkipRule.STRICT.value)),
+            network_open=bool(row.get("network_open", False)),
         )

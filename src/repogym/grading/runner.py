@@ -3,10 +3,18 @@ read back into a TestReport.
 
 Split in two (`test_command`, then `read_test_run` over the command's result) because a grade may run the
 command inside a larger jailed command of its own (grading/onepass.py); `run_directives` does both.
+
+Guarantees:
+- The saved log is the run's whole output (up to the sandbox's output kill limit): the test command runs
+  with `Limits.keep_whole_output`, and its parser reads the whole of it too (sympy's and django's verdicts
+  come from printed lines). Where a caller's result was cut anyway, the log says so on a line of its own.
+- A test run reaches the network only when its `TestCommand` says so (`network`, the grader's opt-in);
+  every other command of an episode, and every test run by default, has its network namespace closed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -31,17 +39,31 @@ class TestCommand:
     """The structured report's file name in the episode's out folder (new per command)."""
     binds: tuple[Bind, ...]
     """The test runner's plugin folder, read-only."""
-    limits: Limits | None = None
-    """The test run's limits; None: the episode's runtime's."""
+    limits: Limits
+    """The test run's limits (with `keep_whole_output`: the saved log is whole)."""
+    network: bool = False
+    """Let the test run reach the network (`grade(allow_network=True)`); never for anything else."""
 
 
-def test_command(task: Task, directives: list[str], limits: Limits | None = None) -> TestCommand:
+def test_command(task: Task, directives: list[str], limits: Limits, network: bool = False) -> TestCommand:
     """The task's parser's command for `directives` (test files or ids), with a fresh report name; `limits`:
-    the run's, where they differ from the runtime's (`repogym.grading.timelimit`)."""
+    the run's (the runtime's, or a grade's own: `repogym.grading.timelimit`), its whole output kept for the
+    log; `network`: the grader's opt-in to let it reach the network."""
     parser = get_parser(task.env.log_parser)
     report_name = f"report-{time.monotonic_ns()}.jsonl"
     command = parser.command(task.env.test_cmd, directives, f"{OUT_DIR}/{report_name}")
-    return TestCommand(command, report_name, plugin_binds(parser.plugin_dir), limits)
+    whole = limits.model_copy(update={"keep_whole_output": True})
+    return TestCommand(command, report_name, plugin_binds(parser.plugin_dir), whole, network)
+
+
+def run_test_command(episode: Episode, test: TestCommand) -> ExecResult:
+    """Run `test` in the episode as a command of its own; with the network open when `test.network` is set
+    (the grader's opt-in: the episode's mounts, network added, nothing else changed)."""
+    if not test.network:
+        return episode.run(test.command, limits=test.limits, binds=test.binds)
+    mounts = dataclasses.replace(episode.mounts(*test.binds), network=True)
+    variables = dict(episode.runtime.task.env.test_env)  # as Episode.run gives every command
+    return episode.runtime.sandbox.run(test.command, mounts, test.limits, env=variables)
 
 
 test_command.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
@@ -58,13 +80,9 @@ def read_test_run(
     """Keep the run's log at `log_path` and parse it with its report; `duration_s`: the test run's own time
     when `result` is that of a larger command (its default: the result's)."""
     report_text = read_jail_file(episode.layer.out / test.report_name)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    log_path.write_text(
-        f"$ {test.command}\n{result.output}\n[exit {result.exit_code}; {result.reason.value}]\n",
-        encoding="utf-8",
-    )
+    log = save_log(log_path, test.command, result)
     run = TestRun(
-        log=result.output,
+        log=log,
         report_text=report_text,
         exit_code=result.exit_code,
         timed_out=result.timed_out,
@@ -72,6 +90,23 @@ def read_test_run(
         duration_s=result.duration_s if duration_s is None else duration_s,
     )
     return get_parser(task.env.log_parser).parse(run)
+
+
+def save_log(log_path: Path, command: str, result: ExecResult) -> str:
+    """Write the run's log at `log_path`: the command, its output, how it ended; returns the output as saved
+    (whole where the result kept all of it; else the result's, its cut said on a line of its own)."""
+    output = result.output
+    if result.whole_output is not None:
+        output = result.whole_output.read_bytes().decode("utf-8", errors="replace")
+    elif result.output_truncated:
+        output += (
+            f"\n[repogym: this log is cut: {result.output_total_bytes} bytes of output, only the first and last "
+            "parts kept; tests the cut middle printed are not in it]"
+        )
+    ending = "; ".join([f"exit {result.exit_code}", result.reason.value, *result.notes])
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.write_text(f"$ {command}\n{output}\n[{ending}]\n", encoding="utf-8")
+    return output
 
 
 def run_tests(
@@ -83,9 +118,8 @@ def run_tests(
 
 def run_directives(task: Task, episode: Episode, directives: list[str], log_path: Path) -> TestReport:
     """Run the parser's command for `directives` (test files or ids), keep the log at `log_path`, parse."""
-    test = test_command(task, directives)
-    result = episode.run(test.command, binds=test.binds)
-    return read_test_run(task, episode, test, result, log_path)
+    test = test_command(task, directives, episode.runtime.limits)
+    return read_test_run(task, episode, test, run_test_command(episode, test), log_path)
 
 
 def test_directives(test_ids: list[str], test_patch: str) -> list[str]:

@@ -8,10 +8,12 @@ exceptions are for an unusable sandbox.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import math
 import os
 import stat
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +52,10 @@ class Limits(BaseModel):
     """Largest file a command may write, in MiB (RLIMIT_FSIZE)."""
     output_bytes: int = Field(default=256 * 1024, ge=1024)
     """Bytes of output kept (head and tail halves; the middle is replaced by a marker)."""
+    keep_whole_output: bool = False
+    """Also keep the whole output, up to `output_kill_bytes`, in a host file when it is longer than
+    `output_bytes` (`ExecResult.whole_output`): for test runs, whose saved logs are read again by log
+    parsers (SWE-bench's re-read a log for PASSED lines that a cut middle would lose)."""
     output_kill_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
     """Total output after which the command is killed as runaway."""
     open_files: int = Field(default=1024, ge=64)
@@ -159,6 +165,26 @@ class ExitReason(enum.StrEnum):
     SIGNALED = "signaled"
 
 
+class WholeOutput:
+    """A host file holding a command's whole output (`Limits.keep_whole_output`), deleted once nothing
+    refers to this object any more (every result that holds it is gone, or the process ends)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        weakref.finalize(self, _remove_file, str(path))
+
+    def read_bytes(self) -> bytes:
+        return self.path.read_bytes()
+
+    def __repr__(self) -> str:
+        return f"WholeOutput({str(self.path)!r})"
+
+
+def _remove_file(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
 @dataclass(frozen=True)
 class ExecResult:
     """What a command produced."""
@@ -172,6 +198,9 @@ class ExecResult:
     output_truncated: bool = False
     output_total_bytes: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    whole_output: WholeOutput | None = None
+    """When `output` was cut and `Limits.keep_whole_output` was set: all of it (up to the kill limit), in a
+    host file that lives as long as this result; copy it to keep it. None when `output` is whole."""
 
     @property
     def ok(self) -> bool:

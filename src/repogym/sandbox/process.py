@@ -2,6 +2,10 @@
 
 Shared by every backend so that timeouts and output caps behave the same
 under `bwrap` and `local`.
+
+Guarantees: the result's `output` holds at most `Limits.output_bytes` (head and tail, the cut marked);
+with `Limits.keep_whole_output`, a longer output is also streamed whole to a host file as it comes
+(`ExecResult.whole_output`), bounded by `output_kill_bytes` like the command itself.
 """
 
 from __future__ import annotations
@@ -11,26 +15,41 @@ import os
 import selectors
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import IO
 
-from repogym.sandbox.base import Checkpoint, ExecResult, ExitReason, Limits
+from repogym.sandbox.base import Checkpoint, ExecResult, ExitReason, Limits, WholeOutput
 
 _MARKER = "\n[... repogym: {omitted} bytes of output omitted ...]\n"
 
 
 class _CappedBuffer:
-    """Keeps the first and last halves of a stream of bytes."""
+    """Keeps the first and last halves of a stream of bytes; with `whole`, all of it in a file once it is
+    longer than that (the file gets what came before, then every chunk as it comes)."""
 
-    def __init__(self, keep: int) -> None:
+    def __init__(self, keep: int, whole: bool = False) -> None:
         self.head_limit = keep // 2
         self.tail_limit = keep - self.head_limit
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
+        self.whole = whole
+        self.file: IO[bytes] | None = None
+        self.kept: WholeOutput | None = None
+        """Made with the file, so an exception that ends the run early still deletes it (with this buffer)."""
 
     def add(self, chunk: bytes) -> None:
+        if self.whole and self.file is None and self.total + len(chunk) > self.head_limit + self.tail_limit:
+            # Nothing was dropped yet: head and tail hold every byte before this chunk.
+            fd, path = tempfile.mkstemp(prefix="repogym-output-", suffix=".log")
+            self.kept = WholeOutput(Path(path))
+            self.file = os.fdopen(fd, "wb")
+            self.file.write(bytes(self.head) + bytes(self.tail))
+        if self.file is not None:
+            self.file.write(chunk)
         self.total += len(chunk)
         room = self.head_limit - len(self.head)
         if room > 0:
@@ -46,6 +65,12 @@ class _CappedBuffer:
         truncated = self.total > kept
         middle = _MARKER.format(omitted=self.total - kept).encode() if truncated else b""
         return (bytes(self.head) + middle + bytes(self.tail)).decode("utf-8", errors="replace"), truncated
+
+    def whole_output(self) -> WholeOutput | None:
+        """The file of the whole output, closed (None when the output was never longer than what is kept)."""
+        if self.file is not None:
+            self.file.close()
+        return self.kept
 
 
 class _Pause:
@@ -132,7 +157,7 @@ def run_process(
         )
 
     process = spawn(start) if spawn is not None else start()
-    buffer = _CappedBuffer(limits.output_bytes)
+    buffer = _CappedBuffer(limits.output_bytes, limits.keep_whole_output)
     reason = ExitReason.EXITED
     assert process.stdout is not None
     pause = _Pause(checkpoint, process.stdin, limits.output_bytes) if checkpoint and process.stdin else None
@@ -192,6 +217,7 @@ def run_process(
         output_truncated=truncated,
         output_total_bytes=buffer.total,
         notes=tuple(notes),
+        whole_output=buffer.whole_output(),
     )
 
 

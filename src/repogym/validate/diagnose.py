@@ -1,4 +1,5 @@
-"""Why a candidate's tests say nothing about its fix: a broken environment, Python 2 code, a test that dials out.
+"""Why a candidate's tests say nothing about its fix: a broken environment, Python 2 code, a test that dials out
+(`needs_network`, grading's detector, which grading uses for TESTS_NEED_NETWORK too).
 
 Pure functions over test and build logs, so that the funnel names the environment's fault instead of
 blaming the candidate ("no_fail_to_pass: before 267 fail, after 267 fail" for a missing module).
@@ -8,6 +9,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+
+from repogym.grading.network_attempts import needs_network
+
+__all__ = [
+    "build_failure_cause",
+    "env_build_cause",
+    "first_env_error",
+    "needs_network",
+    "python2_code",
+    "read_log",
+]
 
 _MAX_LOG_BYTES = 4_000_000
 
@@ -24,11 +36,6 @@ _COLLECTION = re.compile(
     r"^(_+ ERROR collecting|ImportError while importing test module|ImportError while loading conftest|"
     r"Interrupted: \d+ errors? during collection)",
     re.M,
-)
-_NETWORK = re.compile(
-    r"(Temporary failure in name resolution|Name or service not known|nodename nor servname|"
-    r"Network is unreachable|No route to host|getaddrinfo failed|socket\.gaierror|"
-    r"Failed to establish a new connection|NameResolutionError|Max retries exceeded with url)"
 )
 _PYTHON2 = re.compile(
     r"(Missing parentheses in call to '(?:print|exec)'|"
@@ -78,20 +85,6 @@ def first_env_error(log: str) -> str:
     if match:
         return match.group(1).strip()[:300]
     return ""  # a collection header with no import error under it (pytest's own suite prints them)
-
-
-def needs_network(log: str) -> str:
-    """The line that shows a test tried to reach the network ('' when none does).
-
-    >>> needs_network("E   socket.gaierror: [Errno -3] Temporary failure in name resolution")
-    'E   socket.gaierror: [Errno -3] Temporary failure in name resolution'
-    """
-    match = _NETWORK.search(log)
-    if not match:
-        return ""
-    start = log.rfind("\n", 0, match.start()) + 1
-    end = log.find("\n", match.end())
-    return log[start : end if end >= 0 else len(log)].strip()[:300]
 
 
 def python2_code(log: str) -> str:
