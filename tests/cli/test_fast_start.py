@@ -56,7 +56,7 @@ def test_a_command_line_imports_only_its_command() -> None:
     stats = typer.main.get_command(build_app(["tasks", "stats", "t.jsonl"])).commands["tasks"]
     assert set(stats.commands) == {"stats"}
     listed = typer.main.get_command(build_app(["tasks", "--help"])).commands["tasks"]
-    assert set(listed.commands) == {"import", "export", "stats", "show", "split", "audit"}
+    assert set(listed.commands) == {"import", "export", "stats", "show", "split", "audit", "check"}
     assert modules_for(["synth", "../calc", "--out", "c.jsonl"]) == ["synth_inject_cmd"]
     assert modules_for(["synth", "methods"]) == ["synth_methods_cmd"]
     assert modules_for(["nonsense"]) == list(MODULES)

@@ -106,6 +106,7 @@ COMMANDS: dict[str, str] = {
     "tasks_show_cmd": "tasks show",
     "tasks_split_cmd": "tasks split",
     "tasks_audit_cmd": "tasks audit",
+    "tasks_check_cmd": "tasks check",
     "config_check_cmd": "config check",
     "synth_inject_cmd": "synth inject",
     "synth_methods_cmd": "synth methods",
