@@ -10,9 +10,13 @@ each prediction for them with its model patch; each grade's own log is also read
 reads it (its parser for the repo, its resolved rule), so repogym's verdict is compared with SWE-bench's on the
 same run. Grades are appended to a JSONL file as they finish (a re-run resumes), then summarised.
 
-``recheck``: the logs of graded rows read again by SWE-bench's own log parsers (its published
-log_parsers/python.py, loaded from a folder given on the command line), so the comparison does not rest on
-repogym's re-implementation of them.
+``recheck``: the logs of graded rows read again by SWE-bench's own log parsers, so the comparison does not rest on
+repogym's re-implementation of them: the installed ``swebench`` package's parsers and FULL rule
+(repogym.grading.swebench_reading, as `repogym tasks check` reads its logs), or its published
+log_parsers/python.py loaded from a folder given with --swebench-harness.
+
+`repogym tasks check TASKS --out DIR` grades the gold and empty controls of a whole task file with a table per
+repository; ``verdicts`` adds a published agent's predictions and SWE-bench's reading of every grade.
 
 ``speed``: on instances whose environment is built, each round times, in rotating order,
 - ``cli``: ``repogym grade TASKS --instance ID --gold`` in a fresh process (start-up included);
@@ -61,6 +65,7 @@ from repogym.grading.parsers.common import shell_join
 from repogym.grading.parsers.django import parse_log_django
 from repogym.grading.parsers.swebench_ids import read_printed
 from repogym.grading.parsers.sympy import parse_log_sympy
+from repogym.grading.swebench_reading import load_reader
 from repogym.patches import changed_paths
 from repogym.sandbox.base import ExecResult, Limits
 from repogym.sandbox.runtime import TaskRuntime
@@ -222,8 +227,21 @@ def load_swebench_parsers(harness: Path) -> dict:
 
 
 def recheck(args: argparse.Namespace) -> None:
-    """Every graded row's log read again by SWE-bench's own parser for the repo, with SWE-bench's FULL rule."""
-    parsers = load_swebench_parsers(Path(args.swebench_harness))
+    """Every graded row's log read again by SWE-bench's own parser for the repo, with SWE-bench's FULL rule: the
+    installed package's, or (--swebench-harness) its log_parsers/python.py from a folder."""
+    if args.swebench_harness:
+        parsers = load_swebench_parsers(Path(args.swebench_harness))
+
+        def official_reading(task: Task, log: str) -> bool:
+            return swebench_resolved(parsers[task.repo](log, None), task)
+    else:
+        reader, why = load_reader()
+        if reader is None:
+            raise SystemExit(f"{why}; or give --swebench-harness DIR")
+        print(f"# SWE-bench {reader.version}, installed", flush=True)
+
+        def official_reading(task: Task, log: str) -> bool:
+            return bool(reader.resolved(task, log))
     tasks = {t.instance_id: t for t in imported_tasks(Path(args.lite), args.repo or DEFAULT_REPOS, set(),
                                                           args.env_file)}
     done: dict[tuple[str, str], dict] = {}
@@ -236,8 +254,7 @@ def recheck(args: argparse.Namespace) -> None:
             continue
         log = Path(row["log_path"]).read_text(errors="replace") if row.get("log_path") else ""
         ran = bool(log) and row["outcome"] not in ("PATCH_FAILED", "ENV_BUILD_FAILED")
-        statuses = parsers[task.repo](log, None) if ran else {}
-        official = ran and swebench_resolved(statuses, task)
+        official = ran and official_reading(task, log)
         if not log:
             unread += 1
         if official == (row["outcome"] == "RESOLVED") == row["swebench_resolved"]:
@@ -430,8 +447,9 @@ def main() -> None:
                                        help="unset: as SWE-bench's images leave PYTHONHASHSEED; jail: the jail's 0.")
     sub.choices["reruns"].add_argument("--wall-s", type=float, default=1800.0)
     sub.choices["recheck"].add_argument("--out", action="append", required=True, help="A verdicts JSONL.")
-    sub.choices["recheck"].add_argument("--swebench-harness", required=True,
-                                        help="Folder with SWE-bench's swebench_harness_log_parsers_python.py.")
+    sub.choices["recheck"].add_argument("--swebench-harness",
+                                        help="Folder with SWE-bench's swebench_harness_log_parsers_python.py "
+                                             "(default: the installed swebench package).")
     args = parser.parse_args()
     {"verdicts": verdicts, "speed": speed, "recheck": recheck, "reruns": reruns}[args.mode](args)
 
