@@ -32,7 +32,7 @@ def _reference_key(task, pristine: Path, interpreter) -> str:
         "packages": environment_packages(task),
         "install": list(task.env.install),
         "exclude_newer": exclude_newer_timestamp(task.env.exclude_newer),
-        "v": 3,
+        "v": 4,
     }
     digest.update(json.dumps(spec, sort_keys=True).encode())
     for pattern in (

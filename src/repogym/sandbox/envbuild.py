@@ -9,6 +9,22 @@ repo's editable install points at /testbed in every later episode. What the
 install writes inside the repo is kept as the install layer of the build's
 commit (sandbox/installs.py does the same for every other commit). Every
 installer gets the machine's CA bundle; pip is in every environment.
+
+Rules that make an environment the one its spec describes (each shown by tests/sandbox/test_envbuild_rules.py
+on a small repository):
+
+- pip: the one the task's packages name, resolved with them as of `exclude_newer` (SWE-bench's conda
+  environments hold the pip of the day its images were built, and a pip before 25.3 still installs a
+  setup.py project editable with `setup.py develop`, which puts /testbed on sys.path); else the newest.
+- Dated builds are dated for pip too: every pip of a step with `exclude_newer` reads the index through a
+  loopback view that hides later uploads (sandbox/datedindex.py), since a pip before 26 cannot filter.
+- repogym's own step (the build requirements installed for an offline re-install) changes no version
+  the environment already holds: each requirement is installed with every installed distribution held,
+  or left out (said in the log).
+- Layout: the environment is a venv whose interpreter also stands as a Python prefix of its own
+  (`.prefix/`: a copy of the executable, the standard library by links, the venv's site-packages), so a
+  tool that links a new name to sys.executable outside the venv (tox-current-env's `.tox/*/bin/python`)
+  runs a Python that still sees the environment's packages, as a conda environment's does.
 """
 
 from __future__ import annotations
@@ -20,18 +36,27 @@ import shutil
 import tempfile
 import time
 import tomllib
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 import uv
 from filelock import FileLock
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from repogym.errors import EnvBuildError
 from repogym.sandbox.base import VENV_DIR, Bind, ExecResult, Limits, Mounts, Sandbox
 from repogym.sandbox.bwrap import SANDBOX_UID, is_root
 from repogym.sandbox.cache import cache_dir
+from repogym.sandbox.datedindex import dated_index
 from repogym.sandbox.envkey import env_key, environment_packages, exclude_newer_timestamp
-from repogym.sandbox.interpreters import Interpreter, find_interpreters, pick_interpreter
+from repogym.sandbox.interpreters import (
+    Interpreter,
+    find_interpreters,
+    pick_interpreter,
+    prefix_layout_lines,
+)
 from repogym.sandbox.workspace import EpisodeLayer
 from repogym.task import Task
 
@@ -84,17 +109,20 @@ def install_script(task: Task, pristine: Path, interpreter: Interpreter) -> str:
     """The shell script that builds the environment (printed at the top of the build log)."""
     lines = ["set -ex"]
     major_minor = tuple(int(p) for p in interpreter.version.split(".")[:2])
+    packages = environment_packages(task)
     if major_minor >= (3, 8):
         lines.append(f"{UV_JAIL} venv --quiet --python {interpreter.executable} {VENV_DIR}")
-        # pip for `python -m pip ...` install lines: the newest one this Python supports (not held back
-        # by exclude_newer: only a recent pip honours PIP_UPLOADED_PRIOR_TO). setuptools and wheel as
-        # `uv venv --seed` gives them, as of exclude_newer.
-        lines.append(f"env -u UV_EXCLUDE_NEWER {UV_PIP} pip")
+        lines += prefix_layout_lines(major_minor)
+        if not names_package(packages, "pip"):
+            # pip for `python -m pip ...` install lines: the newest one this Python supports, where the
+            # task names none (a task that names pip gets it with its packages, as of exclude_newer).
+            lines.append(f"env -u UV_EXCLUDE_NEWER {UV_PIP} pip")
         if major_minor < (3, 12):
             lines.append(f"{UV_PIP} setuptools wheel")
     else:
         lines.append(f"{interpreter.executable} -m venv {VENV_DIR}")  # its ensurepip brings pip
-    packages = environment_packages(task)
+        if major_minor >= (3, 0):
+            lines += prefix_layout_lines(major_minor)
     if packages:
         lines.append(f"{UV_PIP} " + " ".join(shlex.quote(p) for p in packages))
     repo_step = repo_install_lines(task, pristine)
@@ -102,13 +130,41 @@ def install_script(task: Task, pristine: Path, interpreter: Interpreter) -> str:
         lines += _requirements_lines(pristine)
     build_requires = _build_requirements(pristine) if repo_step else []
     if build_requires:
-        # So that the grader can re-run the install offline (no build isolation) after a packaging patch.
-        quoted = " ".join(shlex.quote(r) for r in build_requires)
-        lines.append(f"{UV_PIP} {quoted} || echo 'repogym: build requirements not installed: {quoted}'")
+        lines += held_install_lines(build_requires)
     if repo_step:
         lines.append(f". {VENV_DIR}/bin/activate")
         lines += repo_step
     return "\n".join(lines) + "\n"
+
+
+def names_package(requirements: list[str], name: str) -> bool:
+    """Some requirement names the distribution `name` (compared as PyPI names are).
+
+    >>> names_package(["pytest==7.4.0", "Pip>=24"], "pip"), names_package(["pipx"], "pip")
+    (True, False)
+    """
+    wanted = canonicalize_name(name)
+    for text in requirements:
+        try:
+            if canonicalize_name(Requirement(text).name) == wanted:
+                return True
+        except InvalidRequirement:
+            continue
+    return False
+
+
+def held_install_lines(requirements: list[str]) -> list[str]:
+    """Install each requirement with every distribution the environment holds kept at its version, or
+    leave it out and say so: repogym's own steps never change a version the task's spec set."""
+    held = "/tmp/repogym-held.txt"
+    lines = [f"{UV_JAIL} pip freeze --python {VENV_DIR}/bin/python --exclude-editable > {held}"]
+    for requirement in requirements:
+        quoted = shlex.quote(requirement)
+        lines.append(
+            f"{UV_PIP} --constraint {held} {quoted} || echo 'repogym: build requirement not installed "
+            f"(it would change a version the environment holds, or failed): '{quoted}"
+        )
+    return lines
 
 
 def repo_install_lines(task: Task, pristine: Path) -> list[str]:
@@ -170,9 +226,10 @@ def _test_extras(pristine: Path) -> list[str]:
     return [extra for extra in _TEST_EXTRAS if extra in declared]
 
 
-def build_environment(task: Task) -> dict[str, str]:
+def build_environment(task: Task, pip_index: str = "") -> dict[str, str]:
     """Variables of every build step (never of test runs): uv's settings, the CA bundle for every
-    installer, the package index the host is configured for, and exclude_newer."""
+    installer, the package index the host is configured for, and exclude_newer (for pip, `pip_index`:
+    the dated view of the index that `run_build_step` serves)."""
     env = {
         "UV_CACHE_DIR": _UV_CACHE_JAIL,
         "UV_PYTHON_DOWNLOADS": "never",
@@ -192,14 +249,30 @@ def build_environment(task: Task) -> dict[str, str]:
             REQUESTS_CA_BUNDLE=_CA_JAIL,
             CURL_CA_BUNDLE=_CA_JAIL,
         )
+    env.update(_host_index())
+    cutoff = exclude_newer_timestamp(task.env.exclude_newer)
+    if cutoff:
+        env["UV_EXCLUDE_NEWER"] = cutoff
+        if pip_index:
+            # The view hides what came later from any pip; another index beside it would not.
+            env["PIP_INDEX_URL"] = pip_index
+            env.pop("PIP_EXTRA_INDEX_URL", None)
+        else:
+            env["PIP_UPLOADED_PRIOR_TO"] = cutoff
+    return env
+
+
+def _host_index() -> dict[str, str]:
+    """The host's index settings for the build's installers (URLs only: host paths are not visible)."""
     index = {k: v for k, v in os.environ.items() if k in _INDEX_VARIABLES and "file:" not in v}
     if "PIP_INDEX_URL" not in index and (index.get("UV_DEFAULT_INDEX") or index.get("UV_INDEX_URL")):
         index["PIP_INDEX_URL"] = index.get("UV_DEFAULT_INDEX") or index["UV_INDEX_URL"]
-    env.update(index)
-    cutoff = exclude_newer_timestamp(task.env.exclude_newer)
-    if cutoff:
-        env.update(UV_EXCLUDE_NEWER=cutoff, PIP_UPLOADED_PRIOR_TO=cutoff)
-    return env
+    return index
+
+
+def upstream_index() -> str:
+    """The index pip would read on this host: its configured index, else PyPI's."""
+    return _host_index().get("PIP_INDEX_URL") or "https://pypi.org/simple/"
 
 
 def host_ca_bundle() -> Path | None:
@@ -231,8 +304,13 @@ def build_binds(pristine: Path, isolated: bool = True) -> tuple[Bind, ...]:
 def run_build_step(
     sandbox: Sandbox, task: Task, script: str, mounts: Mounts, log_path: Path, what: str
 ) -> ExecResult:
-    """Run a build script in the jail, keep its log; raises EnvBuildError with the log's tail on failure."""
-    result = sandbox.run(script, mounts, BUILD_LIMITS, env=build_environment(task))
+    """Run a build script in the jail, keep its log; raises EnvBuildError with the log's tail on failure.
+
+    With `exclude_newer` set, pip reads the index through a dated view served for this step only."""
+    cutoff = exclude_newer_timestamp(task.env.exclude_newer)
+    view = dated_index(upstream_index(), cutoff, host_ca_bundle()) if cutoff and mounts.network else None
+    with view if view is not None else nullcontext("") as pip_index:
+        result = sandbox.run(script, mounts, BUILD_LIMITS, env=build_environment(task, pip_index))
     log_path.write_text(f"# {what} script\n{script}\n# output\n{result.output}\n", encoding="utf-8")
     if not result.ok:
         tail = "\n".join(result.output.strip().splitlines()[-15:])

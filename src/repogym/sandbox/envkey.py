@@ -48,7 +48,7 @@ def env_key(task: Task, pristine: Path, interpreter: Interpreter) -> str:
         "packages": environment_packages(task),
         "install": list(task.env.install),
         "exclude_newer": exclude_newer_timestamp(task.env.exclude_newer),
-        "v": 3,
+        "v": 4,
     }
     digest.update(json.dumps(spec, sort_keys=True).encode())
     digest.update(dependency_files_content(pristine))

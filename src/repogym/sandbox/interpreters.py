@@ -4,6 +4,9 @@
 absolute path. Interpreters are never downloaded: a version that is not installed is an EnvBuildError
 that says which are. Paths given to uv are the interpreter's real executable (pyenv's shims fail for
 versions that are not the global one).
+
+`prefix_layout_lines` lays out an environment's interpreter so that it is a Python prefix of its own as well
+as a venv (sandbox/envbuild.py's layout rule).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repogym.errors import EnvBuildError
+from repogym.sandbox.base import VENV_DIR
 
 # Python 2.7 compatible: an explicit interpreter may be old.
 _DESCRIBE = (
@@ -126,3 +130,31 @@ def interpreter_at(path: str) -> Interpreter:
         raise EnvBuildError(f"env.python {path} is not a working Python interpreter: {' | '.join(tail)}")
     version, prefix, executable = lines
     return Interpreter(version, Path(executable), Path(prefix).resolve())
+
+
+def prefix_layout_lines(major_minor: tuple[int, ...]) -> list[str]:
+    """Make the venv's interpreter a Python prefix of its own as well (see the module docstring).
+
+    CPython finds a venv by the pyvenv.cfg beside the path it was started by, not the one that path links
+    to; a link made elsewhere to sys.executable found none and ran the base interpreter alone. Started by
+    such a link, the interpreter now resolves to `.prefix/bin/pythonX.Y`, finds the standard library's
+    landmark under `.prefix/lib/pythonX.Y` and takes that prefix, whose site-packages is the venv's.
+    Started as the venv's own python it is the venv it was, pyvenv.cfg and all.
+    """
+    version = ".".join(str(part) for part in major_minor[:2])
+    prefix = f"{VENV_DIR}/.prefix"
+    library = f"{prefix}/lib/python{version}"
+    ask = f"{VENV_DIR}/bin/python -c"
+    return [
+        f"base_python=\"$({ask} 'import os, sys; print(os.path.realpath(sys.executable))')\"",
+        f"base_prefix=\"$({ask} 'import sys; print(sys.base_prefix)')\"",
+        f"mkdir -p {prefix}/bin {library}",
+        f'cp "$base_python" {prefix}/bin/python{version}',
+        f'ln -s "$base_prefix"/lib/python{version}/* {library}/',
+        f"rm -f {library}/site-packages",  # the base interpreter's own: the venv's stands there instead
+        f"ln -s ../../../lib/python{version}/site-packages {library}/site-packages",
+        f'[ ! -d "$base_prefix/include" ] || ln -s "$base_prefix/include" {prefix}/include',
+        f"ln -sfn ../.prefix/bin/python{version} {VENV_DIR}/bin/python",
+        f"ln -sfn python {VENV_DIR}/bin/python{major_minor[0]}",
+        f"ln -sfn python {VENV_DIR}/bin/python{version}",
+    ]
