@@ -104,7 +104,8 @@ class Mounts:
     """The Python installation the venv points at, shown read-only at the same path."""
     extra: tuple[Bind, ...] = ()
     network: bool = False
-    """Only environment builds get the network; test runs and agent commands never do."""
+    """Environment builds get the network; agent commands never do, and a test run only when the grader opts
+    in (`grade(allow_network=True)`, `repogym grade --allow-network`: imported tasks whose tests call out)."""
     overlay: OverlaySpec | None = None
     """The workspace as an overlay (its `merged` is shown at REPO_DIR); None = `workspace` itself."""
     venv_overlay: OverlaySpec | None = None
