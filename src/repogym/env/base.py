@@ -167,7 +167,11 @@ class TaskEnv(gymnasium.Env[str, Any]):
         return grade_limits(self.task, self.runtime.limits, self.options.grade_timeout_s)
 
     def _grade(self, patch: str) -> GradeResult:
-        return grade(self.task, patch, runtime=self.runtime, test_limits=self.grade_limits)
+        # Every env over this runtime (a GRPO group, an eval's attempts) shares one verdict per distinct
+        # candidate (grading/verdicts.py); each grade that runs is still a fresh episode.
+        return grade(
+            self.task, patch, runtime=self.runtime, test_limits=self.grade_limits, share_verdicts=True
+        )
 
     def _infra_error(self, detail: str) -> GradeResult:
         return GradeResult(self.task.instance_id, Outcome.INFRA_ERROR, ResolvedStatus.NO, detail=detail)

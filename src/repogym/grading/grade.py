@@ -85,6 +85,7 @@ from repogym.grading.runner import (
     test_directives,
 )
 from repogym.grading.test_sources import required_test_files
+from repogym.grading.verdicts import verdict_key, verdicts_for
 from repogym.grading.xfail_marks import XfailReading, reading_for
 from repogym.patches import changed_paths
 from repogym.sandbox.base import ExecResult, Limits, Sandbox
@@ -113,6 +114,7 @@ def grade(
     skip_rule: SkipRule = SkipRule.STRICT,
     test_limits: Limits | None = None,
     allow_network: bool = False,
+    share_verdicts: bool = False,
 ) -> GradeResult:
     """Grade `patch` (a unified diff) for `task` in a fresh episode of the sandbox: of `runtime`, else of the
     runtime `runtimes` holds for the task's repository state, else of one prepared here. `skip_rule`: how a skipped
@@ -120,7 +122,9 @@ def grade(
     for SWE-bench's own verdict on SWE-bench instances. `test_limits`: the test run's limits where they
     differ from the runtime's (the gym's, from the task's validated test time: `repogym.grading.timelimit`).
     `allow_network`: let the test run (only it) reach the network, for imported tasks whose tests need it
-    (`GradeResult.network_open` says so); off by default, and never for a reward."""
+    (`GradeResult.network_open` says so); off by default, and never for a reward. `share_verdicts`: one
+    grade per distinct candidate over this runtime (verdicts.py): a copy of a candidate already graded, or
+    being graded, with the same settings gets that verdict instead of a sandbox run of its own."""
     started = time.perf_counter()
     if not task.FAIL_TO_PASS:
         return _result(
@@ -136,6 +140,29 @@ def grade(
         return _result(task, Outcome.INFRA_ERROR, str(exc))
     except OSError as exc:  # the host's side of preparing it: a checkout or layer the disk would not write
         return _result(task, Outcome.INFRA_ERROR, f"preparing the task's runtime failed: {exc}")
+    if share_verdicts:
+        key = verdict_key(task, patch, skip_rule, test_limits, allow_network)
+        prepared_runtime = runtime
+        return verdicts_for(runtime).verdict(
+            key,
+            lambda: _grade_fresh(
+                task, patch, prepared_runtime, log_dir, skip_rule, test_limits, allow_network, started
+            ),
+        )
+    return _grade_fresh(task, patch, runtime, log_dir, skip_rule, test_limits, allow_network, started)
+
+
+def _grade_fresh(
+    task: Task,
+    patch: str,
+    runtime: TaskRuntime,
+    log_dir: str | Path | None,
+    skip_rule: SkipRule,
+    test_limits: Limits | None,
+    allow_network: bool,
+    started: float,
+) -> GradeResult:
+    """`grade` in a fresh episode of the prepared `runtime`."""
     with runtime.episode(readonly_git=True) as episode:
         result = grade_in_episode(task, patch, episode, log_dir, skip_rule, test_limits, allow_network)
     timings = {**runtime.timings, **result.timings, "total_s": time.perf_counter() - started}

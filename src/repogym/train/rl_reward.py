@@ -11,7 +11,9 @@ every term. A component that abstains (None) is NaN to TRL, which leaves it out 
 How one completion is scored is exactly how the env scores it anywhere else:
 - agentless: `AgentlessEnv.step(answer)`: the SWE-RL answer is applied, its diff graded in a fresh
   sandbox episode (`repogym.grading.grade.grade`: apply, compile check, FAIL_TO_PASS and
-  PASS_TO_PASS), the components composed; a malformed answer is not graded;
+  PASS_TO_PASS), the components composed; a malformed answer is not graded; copies of one candidate
+  (a group samples the same answer often) share one grade (`share_verdicts`, grading/verdicts.py):
+  the first copy grades, the others wait for its verdict;
 - agent: `RepoEnv.step(submit)` on the rollout's own episode (see `repogym.train.rl_tools`).
 
 Besides the terms, each batch logs `resolve_rate` and `format_error_rate` through TRL's log_metric.
@@ -25,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from repogym.grading.report import GradeResult
 from repogym.rewards import ComposedReward, RewardBreakdown
 from repogym.train.rl_tasks import TaskEnvs
 
@@ -43,11 +46,16 @@ class Scored:
     started: float = 0.0
     finished: float = 0.0
     """time.monotonic() when this completion's scoring began and ended (shows the batch's overlap)."""
+    grade: GradeResult | None = None
+    """The verdict the reward was composed from (None: not graded, e.g. a format error)."""
+    patch: str = ""
+    """The diff that was graded ('' for a format error)."""
 
 
 def scored_from_info(info: dict[str, Any], submitted: bool = True, started: float = 0.0) -> Scored:
     """The Scored of an env's last-step info (`grade`, `reward`, `format_errors`, `timings`)."""
     grade = info.get("grade")
+    grade = grade if isinstance(grade, GradeResult) else None
     breakdown = info.get("reward")
     if breakdown is None:  # the env did not score (never happens with grading on): nothing is earned
         breakdown = RewardBreakdown(total=0.0)
@@ -59,6 +67,8 @@ def scored_from_info(info: dict[str, Any], submitted: bool = True, started: floa
         submitted=submitted,
         started=started,
         finished=time.monotonic(),
+        grade=grade,
+        patch=str(info.get("patch") or ""),
     )
 
 
