@@ -1,4 +1,5 @@
-"""Fixtures shared by the whole suite: where the example files live."""
+"""Fixtures shared by the whole suite: the example files, the toy task and its runtime (built once per
+run), the synthetic toy task of the report forgers, and the tiny model. Helpers live in tests/support/."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 import pytest
 
 from repogym.cli.openmp import wait_passively
+
+from .support.tasks import make_synthetic_toy_task
 
 wait_passively()  # as the CLI does, before any test imports torch: two workers' trainers share 2 cores
 
@@ -54,6 +57,28 @@ def toy_runtime(toy_task):
     from repogym.sandbox.runtime import TaskRuntime
 
     return TaskRuntime.create(toy_task, "bwrap").prepare()
+
+
+@pytest.fixture(scope="session")
+def synthetic_task(toy_task, tmp_path_factory: pytest.TempPathFactory):
+    """The toy repo with its regression test committed (no test patch): the shape of a synthetic task
+    (toy_task first: it points REPOGYM_CACHE at the run's shared cache)."""
+    return make_synthetic_toy_task(tmp_path_factory.mktemp("synthetic"))
+
+
+@pytest.fixture(scope="session")
+def synthetic_runtime(synthetic_task):
+    from repogym.sandbox.runtime import TaskRuntime
+
+    return TaskRuntime.create(synthetic_task, "bwrap").prepare()
+
+
+@pytest.fixture(params=["synthetic", "test_patch"])
+def task_and_runtime(request):
+    """Each attack on both shapes of task: synthetic (no test patch) and one with a test patch (the toy's)."""
+    if request.param == "synthetic":
+        return request.getfixturevalue("synthetic_task"), request.getfixturevalue("synthetic_runtime")
+    return request.getfixturevalue("toy_task"), request.getfixturevalue("toy_runtime")
 
 
 @pytest.fixture

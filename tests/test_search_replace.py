@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pickle
-import subprocess
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -24,33 +22,14 @@ from repogym.search_replace import (
     unified_diff,
 )
 
+from .support.git import git, init_repo
+
 GEO = "def area(w, h):\n    return w * h\n\n\ndef perimeter(w, h):\n    return 2 * w + h\n"
 FIX = "```python\n### geo.py\n<<<<<<< SEARCH\n    return 2 * w + h\n=======\n    return 2 * (w + h)\n>>>>>>> REPLACE\n```"
 
 
 def answer(*blocks: str, thought: str = "Perimeter adds h once.") -> str:
     return f"<think>\n{thought}\n</think>\n<solution>\n" + "\n".join(blocks) + "\n</solution>"
-
-
-def git(repo: Path, *args: str, stdin: str | None = None) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], input=stdin, capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def make_repo(tmp_path: Path, files: dict[str, str]) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    for path, text in files.items():
-        target = repo / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(text.encode())
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
-    return repo
 
 
 # -- parsing and applying -----------------------------------------------------------------------
@@ -148,7 +127,8 @@ def test_contents_may_be_a_lazy_view_of_a_checkout(tmp_path):
 
 def test_diff_applies_with_git_including_new_files_and_missing_final_newline(tmp_path):
     original = {"geo.py": GEO, "tail.py": "x = 1\ny = 2", "crlf.txt": "a\r\nb\r\n"}
-    repo = make_repo(tmp_path, original)
+    repo = tmp_path / "repo"
+    init_repo(repo, original)
     blocks = [
         FIX,
         "```python\n### tail.py\n<<<<<<< SEARCH\ny = 2\n=======\ny = 3\n>>>>>>> REPLACE\n```",
@@ -165,7 +145,8 @@ def test_diff_applies_with_git_including_new_files_and_missing_final_newline(tmp
 
 
 def test_unchanged_and_empty_new_files(tmp_path):
-    repo = make_repo(tmp_path, {"a.py": "a = 1\n"})
+    repo = tmp_path / "repo"
+    init_repo(repo, {"a.py": "a = 1\n"})
     diff = unified_diff({"a.py": "a = 1\n"}, {"a.py": "a = 1\n", "pkg/__init__.py": ""})
     assert diff == "diff --git a/pkg/__init__.py b/pkg/__init__.py\nnew file mode 100644\n"
     git(repo, "apply", "-", stdin=diff)
@@ -176,7 +157,8 @@ def test_unchanged_and_empty_new_files(tmp_path):
 
 
 def test_apply_patch_matches_git_on_a_real_commit(tmp_path):
-    repo = make_repo(tmp_path, {"geo.py": GEO, "old.py": "gone = True\n", "keep.py": "k = 1\n"})
+    repo = tmp_path / "repo"
+    init_repo(repo, {"geo.py": GEO, "old.py": "gone = True\n", "keep.py": "k = 1\n"})
     (repo / "geo.py").write_text(
         GEO.replace("w * h\n", "w * h  # area\n").replace("2 * w + h", "2 * (w + h)")
     )
@@ -211,7 +193,8 @@ def test_apply_patch_rejects_garbage():
 def test_gold_patch_round_trips_through_an_answer_and_git(tmp_path):
     lines = [f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(30)]
     base = {"mod.py": "".join(lines), "dup.py": "x = 0\nx = 0\nx = 0\n", "gone.py": "bye = 1\n"}
-    repo = make_repo(tmp_path, base)
+    repo = tmp_path / "repo"
+    init_repo(repo, base)
     (repo / "mod.py").write_text("".join(lines).replace("x + 3\n", "x - 3\n").replace("x + 25\n", "x * 25\n"))
     (repo / "dup.py").write_text("x = 0\nx = 1\nx = 0\n")  # the changed line is not unique: context needed
     (repo / "new.py").write_text("NEW = 1\n")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import pytest
 
@@ -15,6 +14,8 @@ from repogym.agent.trajectory import AttemptOutcome
 from repogym.errors import ConfigError
 from repogym.testing import FIXED_SOURCE
 
+from ..support.git import git
+
 
 def gold_patch_with_every_kind_of_change(toy_task, tmp_path) -> str:
     """The fix, plus a deleted file, a file without a final newline and a multi-hunk edit."""
@@ -25,10 +26,8 @@ def gold_patch_with_every_kind_of_change(toy_task, tmp_path) -> str:
     )
     (repo / "README.md").unlink()
     (repo / "src/calc/version.py").write_text("VERSION = '0.1.1'")  # no final newline
-    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
-    return subprocess.run(
-        ["git", "diff", "--cached"], cwd=repo, check=True, capture_output=True, text=True
-    ).stdout
+    git(repo, "add", "-A")
+    return git(repo, "diff", "--cached")
 
 
 def test_gold_replay_reaches_exactly_the_gold_result(make_env, toy_task, tmp_path):

@@ -19,6 +19,8 @@ from typer.testing import CliRunner
 from repogym.cli import app
 from repogym.dataset import save_tasks
 
+from ..support.git import commit_files, init_repo
+
 RUNNER = CliRunner()
 WIDE = {"COLUMNS": "200"}
 REPOGYM = Path(sys.executable).with_name("repogym")
@@ -70,27 +72,11 @@ def test_predictions_that_are_not_diffs_are_graded_as_not_applying(toy_task):
     assert "not a unified diff" in result.detail
 
 
-def _write_repo_with_only_docs(path: Path) -> None:
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(path),
-        "GIT_AUTHOR_NAME": "Doc Writer",
-        "GIT_AUTHOR_EMAIL": "docs@example.invalid",
-        "GIT_COMMITTER_NAME": "Doc Writer",
-        "GIT_COMMITTER_EMAIL": "docs@example.invalid",
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-    path.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=path, env=env, check=True)
-    for number in range(3):
-        (path / "README.md").write_text(f"# notes\n\nrevision {number}\n")
-        subprocess.run(["git", "add", "-A"], cwd=path, env=env, check=True)
-        subprocess.run(["git", "commit", "-qm", f"Docs: revision {number}"], cwd=path, env=env, check=True)
-
-
 def test_mine_with_no_candidates_says_so_writes_nothing_and_exits_1(tmp_path):
     repo = tmp_path / "docs-only"
-    _write_repo_with_only_docs(repo)
+    init_repo(repo, {"README.md": "# notes\n\nrevision 0\n"}, "Docs: revision 0")
+    for number in (1, 2):
+        commit_files(repo, {"README.md": f"# notes\n\nrevision {number}\n"}, f"Docs: revision {number}")
     out = tmp_path / "candidates.jsonl"
     result = invoke("mine", str(repo), "--out", str(out))
     assert result.exit_code == 1, result.output

@@ -11,7 +11,7 @@ from repogym.cli import app, common
 from repogym.dataset import load_tasks
 from repogym.synth.methods import method_names
 
-from ..synth.conftest import REPO_NAME, make_repo, shapes_files
+from ..support.shapes import REPO_NAME, make_shapes_repo, shapes_files
 
 RUNNER = CliRunner()
 
@@ -31,7 +31,7 @@ def repo(tmp_path_factory):
     import os
 
     os.environ["REPOGYM_CACHE"] = str(tmp_path_factory.getbasetemp().parent / "repogym-cache")
-    return make_repo(tmp_path_factory.mktemp("cli") / "shapes", shapes_files())
+    return make_shapes_repo(tmp_path_factory.mktemp("cli") / "shapes", shapes_files())
 
 
 def test_methods_lists_every_method():

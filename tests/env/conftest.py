@@ -33,14 +33,14 @@ def env(make_env) -> Any:
     return made
 
 
-def _step_ok(env: Any, action: Any) -> str:
-    observation, reward, terminated, truncated, info = env.step(action)
-    assert not info["format_error"] and not info["tool_error"], observation
-    assert (reward, terminated, truncated) == (0.0, False, False)
-    return observation
-
-
 @pytest.fixture
 def step_ok() -> Callable[[Any, Any], str]:
     """Step and return the observation, failing the test on a format or tool error or an episode end."""
-    return _step_ok
+
+    def step(env: Any, action: Any) -> str:
+        observation, reward, terminated, truncated, info = env.step(action)
+        assert not info["format_error"] and not info["tool_error"], observation
+        assert (reward, terminated, truncated) == (0.0, False, False)
+        return observation
+
+    return step

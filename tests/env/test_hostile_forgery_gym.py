@@ -17,20 +17,7 @@ from repogym.grading.report import Outcome, TestStatus
 from repogym.search_replace import SearchReplace, render_answer
 from repogym.testing import BUGGY_SOURCE, FIXED_SOURCE
 
-from ..grading.forgers import (
-    ADD_TEST,
-    FORGERS,
-    SOURCE,
-    Forger,
-    evidence,
-    forged_source,
-    one_line,
-    synthetic_runtime,
-    synthetic_task,
-    task_and_runtime,
-)
-
-__all__ = ["synthetic_runtime", "synthetic_task", "task_and_runtime"]  # fixtures
+from ..support.forgers import ADD_TEST, FORGERS, SOURCE, Forger, evidence, forged_source, one_line
 
 WAYS = ("submit", "search_replace", "lines")
 _ENV_OPTIONS: dict[str, dict[str, Any]] = {

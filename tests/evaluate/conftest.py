@@ -15,35 +15,15 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from repogym.cli import app
 from repogym.dataset import save_tasks
 from repogym.testing import FIXED_SOURCE
 
-#: Hostile text a model could write: it must show up as text in the report and never run.
-HOSTILE = (
-    "</pre></details></section><script>document.body.setAttribute('data-pwned', 'message')</script>"
-    "<img src=x onerror=\"document.body.setAttribute('data-pwned', 'img')\">"
-)
-
-
-@dataclass(frozen=True)
-class EvalWorld:
-    root: Path
-    tasks: Path
-    baseline: Path
-    sft: Path
-    sft_again: Path
-
-
-def cli(*args: str):
-    result = CliRunner().invoke(app, list(args), catch_exceptions=False)
-    return result
+from ..support.cli import cli
+from ..support.eval_world import HOSTILE, EvalWorld, write_metrics
 
 
 @pytest.fixture(scope="session")
@@ -80,11 +60,6 @@ def eval_world(tmp_path_factory: pytest.TempPathFactory, toy_task) -> EvalWorld:
     return EvalWorld(root, tasks, root / "baseline", root / "sft", root / "sft-again")
 
 
-def _write_metrics(folder: Path, rows: list[dict]) -> None:
-    folder.mkdir(parents=True)
-    (folder / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-
-
 @pytest.fixture(scope="session")
 def report_inputs(tmp_path_factory: pytest.TempPathFactory, eval_world: EvalWorld) -> list[Path]:
     from repogym.samples import generate_repo
@@ -118,12 +93,12 @@ def report_inputs(tmp_path_factory: pytest.TempPathFactory, eval_world: EvalWorl
                   "--methods", "op_change,op_swap,const_off_by_one", "--per-function", "1", "--max", "4")  # fmt: skip
     assert synthed.exit_code == 0, synthed.output
     train = work / "train"
-    _write_metrics(train / "sft", [
+    write_metrics(train / "sft", [
         {"step": s, "wall_s": 0.13 * s, "loss": 2.5 * math.exp(-s / 8) + 0.2, "grad_norm": 1.0 / s,
          "learning_rate": 1e-4 * (1 - s / 21), "epoch": s / 20}
         for s in range(1, 21)
     ])  # fmt: skip
-    _write_metrics(train / "grpo", [
+    write_metrics(train / "grpo", [
         {"step": s, "wall_s": 0.7 * s, "reward": -0.5 + s / 10, "reward_std": 0.4, "rewards/tests_pass/mean": s / 10,
          "rewards/compile/mean": -0.1, "resolve_rate": s / 12, "completions/mean_length": 200 - 5 * s, "loss": 0.01}
         for s in range(1, 11)

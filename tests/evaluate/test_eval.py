@@ -11,9 +11,8 @@ from repogym.agent.policies import PolicyConfig
 from repogym.errors import ConfigError
 from repogym.evaluate.run import EvalConfig, rollout_config
 from repogym.grading.batch import BatchReport
-from repogym.rollout.run import RolloutConfig
 
-from .conftest import cli
+from ..support.cli import cli
 
 # Real sandboxed rollouts (session fixtures shared by both modules): one xdist worker builds them once.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("evaluate-run-folders")]
@@ -113,19 +112,17 @@ def test_bad_arguments_exit_2_before_any_attempt(eval_world, tmp_path):
 
 
 def test_mode_and_context_reach_the_rollout_or_are_refused_by_name(eval_world, tmp_path):
+    """--mode and --context reach the rollout the eval runs (its mode, its env options); a value the env does
+    not know is refused before any attempt, with an error naming the option and the value."""
     config = EvalConfig(tasks=str(eval_world.tasks), policy=PolicyConfig("scripted:gold"), out=str(tmp_path / "e"),
                         mode="agentless")  # fmt: skip
-    if "mode" in {f.name for f in dataclasses.fields(RolloutConfig)}:
-        assert rollout_config(config).mode == "agentless"  # type: ignore[attr-defined]
-    else:
-        with pytest.raises(ConfigError, match="--mode agentless"):
-            rollout_config(config)
+    assert rollout_config(config).mode == "agentless"
     windowed = dataclasses.replace(config, mode="agent", context="window")
-    from repogym.env.options import EnvOptions
-
-    if "context" in EnvOptions.model_fields:
-        assert rollout_config(windowed).env_options["context"] == "window"
-    else:
-        with pytest.raises(ConfigError, match="--context window"):
-            rollout_config(windowed)
+    assert rollout_config(windowed).mode == "agent"
+    assert rollout_config(windowed).env_options["context"] == "window"
+    assert "context" not in rollout_config(dataclasses.replace(config, mode="agent")).env_options  # the default
+    with pytest.raises(ConfigError, match="--mode 'agentles'"):
+        rollout_config(dataclasses.replace(config, mode="agentles"))
+    with pytest.raises(ConfigError, match=r"context: .*'windw'"):
+        rollout_config(dataclasses.replace(windowed, context="windw"))
     assert rollout_config(dataclasses.replace(config, mode="agent")).out == str(tmp_path / "e" / "rollout")

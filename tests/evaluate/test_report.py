@@ -13,8 +13,8 @@ from repogym.evaluate.report.collect import FunnelFile
 from repogym.evaluate.report.funnels import funnel_view
 from repogym.evaluate.report.plots import metric_family
 
-from . import chromium
-from .conftest import cli
+from ..support import chromium
+from ..support.cli import cli
 
 # Real sandboxed rollouts (session fixtures shared by both modules): one xdist worker builds them once.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("evaluate-run-folders")]

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from .conftest import cli
+from ..support.cli import cli
 
 pytestmark = pytest.mark.slow
 

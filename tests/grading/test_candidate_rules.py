@@ -7,13 +7,14 @@ must be kept. The end-to-end attacks are in test_hostile_report_forgery.py and t
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
 import pytest
 
 from repogym.grading.candidate import check_changes, filter_candidate
 from repogym.sandbox.layerchanges import LayerChange, LayerChangeKind
+
+from ..support.patches import edit
 
 SETUP_CFG = "[metadata]\nname = calc\n\n[tool:pytest]\ntestpaths = tests\n\n[flake8]\nmax-line-length = 99\n"
 PYPROJECT = (
@@ -22,18 +23,8 @@ PYPROJECT = (
 )
 
 
-def _diff(path: str, old: str, new: str) -> str:
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=f"a/{path}" if old else "/dev/null",
-        tofile=f"b/{path}",
-    )
-    return f"diff --git a/{path} b/{path}\n" + "".join(lines)
-
-
 def _ignored(path: str, old: str, new: str, command_paths: tuple[str, ...] = ()) -> tuple[str, ...]:
-    result = filter_candidate(_diff(path, old, new), [], lambda p: old if p == path else "", command_paths)
+    result = filter_candidate(edit(path, old, new), [], lambda p: old if p == path else "", command_paths)
     assert not result.rejected, result.rejected
     return result.ignored
 
@@ -126,7 +117,7 @@ def test_edits_outside_the_pytest_section_are_kept(case: str) -> None:
 def test_a_hunk_that_does_not_fit_the_file_cannot_be_judged_and_is_dropped() -> None:
     """The pytest section cannot be told apart in a hunk whose context is not the file's (a patch that
     would need fuzz to apply); it is dropped, and the check after applying sees the real file."""
-    patch = _diff("setup.cfg", SETUP_CFG, SETUP_CFG.replace("99", "120")).replace("[flake8]", "[flake9]")
+    patch = edit("setup.cfg", SETUP_CFG, SETUP_CFG.replace("99", "120")).replace("[flake8]", "[flake9]")
     result = filter_candidate(patch, [], lambda p: SETUP_CFG if p == "setup.cfg" else "")
     assert result.ignored == ("setup.cfg (test configuration section)",)
 

@@ -3,7 +3,6 @@ and not a source package that happens to be named ``testing`` (sympy/testing/ si
 
 from __future__ import annotations
 
-import difflib
 import json
 from pathlib import Path
 
@@ -13,16 +12,10 @@ from repogym.grading.candidate import filter_candidate, is_test_path
 from repogym.grading.grade import grade
 from repogym.grading.report import Outcome
 
-from .sandbox_runs import git_task
+from ..support.patches import edit
+from ..support.tasks import git_task
 
 LITE_PATHS = Path(__file__).parent / "data" / "swebench_lite_paths.json"
-
-
-def _diff(path: str, old: str, new: str) -> str:
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
-    )
-    return f"diff --git a/{path} b/{path}\n" + "".join(lines)
 
 
 @pytest.mark.parametrize(
@@ -37,7 +30,7 @@ def _diff(path: str, old: str, new: str) -> str:
     ],
 )
 def test_a_package_named_testing_is_code_but_test_directories_are_tests(path: str, kept: bool) -> None:
-    result = filter_candidate(_diff(path, "a = 1\n", "a = 2\n"), [], lambda p: "a = 1\n")
+    result = filter_candidate(edit(path, "a = 1\n", "a = 2\n"), [], lambda p: "a = 1\n")
     assert (result.patch != "") is kept, result.ignored
 
 
@@ -66,7 +59,7 @@ def test_a_real_fix_under_a_testing_package_is_graded(tmp_path: Path, toy_task) 
              "calc/testing/checks.py": HELPER, "tests/test_double.py": TESTS}  # fmt: skip
     task = git_task(tmp_path, files, toy_task.env, "t__testing-pkg", "tests/test_double.py::test_double")
     task = task.replace(
-        patch=_diff("calc/testing/checks.py", HELPER, FIXED_HELPER),
+        patch=edit("calc/testing/checks.py", HELPER, FIXED_HELPER),
         env=task.env.__class__(test_cmd="python -m pytest -rA"),
     )
     gold = grade(task, task.patch)

@@ -13,6 +13,8 @@ from repogym.grading.report import Outcome, ResolvedStatus, TestStatus
 from repogym.task import EnvSpec
 from repogym.testing import BUGGY_SOURCE, FIXED_SOURCE, toy_patch
 
+from ..support.git import clone
+
 ADD, MUL = "tests/test_calc.py::test_add", "tests/test_calc.py::test_mul"
 
 
@@ -83,8 +85,7 @@ def test_missing_repository_is_infra_error(toy_task, tmp_path):
 
 
 def test_repos_dir_resolves_owner__name_clones(toy_task, toy_runtime, tmp_path):
-    clone = tmp_path / "toy__calc"
-    subprocess.run(["git", "clone", "-q", toy_task.repo_source, str(clone)], check=True)
+    clone(toy_task.repo_source, tmp_path / "toy__calc")
     task = toy_task.replace(repo_source="")
     result = grade(task, task.patch, repos_dir=str(tmp_path))
     assert result.resolved

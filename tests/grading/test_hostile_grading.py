@@ -5,9 +5,14 @@ Each test is named after the attack it stops; none of them may resolve.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from repogym.grading.grade import grade
 from repogym.grading.report import Outcome, TestStatus
 from repogym.testing import BUGGY_SOURCE, TESTS_AFTER, toy_patch
+
+from ..support.forgers import FIX_ADD_ON_IMPORT
+from ..support.patches import deletion, new_file
 
 ADD_TEST = "tests/test_calc.py::test_add"
 
@@ -35,7 +40,7 @@ def test_grading_conftest_forces_passes(toy_task, toy_runtime):
         "def pytest_sessionfinish(session, exitstatus):\n"
         "    session.exitstatus = 0\n"
     )
-    patch = _new_file_patch("conftest.py", conftest) + _new_file_patch("src/conftest.py", conftest)
+    patch = new_file("conftest.py", conftest) + new_file("src/conftest.py", conftest)
     result = _grade(toy_task, toy_runtime, patch)
     assert not result.resolved
     assert result.fail_to_pass[ADD_TEST] is TestStatus.FAILED
@@ -45,7 +50,7 @@ def test_grading_conftest_forces_passes(toy_task, toy_runtime):
 
 
 def test_grading_pyproject_pytest_table_is_ignored(toy_task, toy_runtime):
-    pyproject = (toy_task_repo(toy_task) / "pyproject.toml").read_text()
+    pyproject = (Path(toy_task.repo_source) / "pyproject.toml").read_text()
     hacked = pyproject.replace(
         'testpaths = ["tests"]', 'testpaths = ["tests"]\naddopts = "-p no:repogym_report"'
     )
@@ -77,22 +82,21 @@ def test_grading_exit_zero_from_failed_session(toy_task, toy_runtime):
 
 
 def test_grading_patch_deletes_the_tests(toy_task, toy_runtime):
-    repo = toy_task_repo(toy_task)
-    deletion = _git_diff_deleting(repo, "tests/test_calc.py")
-    result = _grade(toy_task, toy_runtime, deletion)
+    patch = deletion(Path(toy_task.repo_source), "tests/test_calc.py")
+    result = _grade(toy_task, toy_runtime, patch)
     assert not result.resolved
     assert result.fail_to_pass[ADD_TEST] is TestStatus.FAILED
 
 
 def test_grading_patch_touching_git_is_refused(toy_task, toy_runtime):
-    patch = _new_file_patch(".git/hooks/post-checkout", "#!/bin/sh\necho pwned\n")
+    patch = new_file(".git/hooks/post-checkout", "#!/bin/sh\necho pwned\n")
     result = _grade(toy_task, toy_runtime, toy_task.patch + patch)
     assert result.outcome is Outcome.PATCH_APPLY_FAILED
     assert ".git" in result.detail
 
 
 def test_grading_patch_with_dotdot_path_is_refused(toy_task, toy_runtime):
-    patch = _new_file_patch("../../outside.py", "x = 1\n")
+    patch = new_file("../../outside.py", "x = 1\n")
     result = _grade(toy_task, toy_runtime, toy_task.patch + patch)
     assert result.outcome is Outcome.PATCH_APPLY_FAILED
     assert "unsafe path" in result.detail
@@ -106,38 +110,22 @@ def test_grading_patch_with_absolute_path_is_refused(toy_task, toy_runtime):
 
 def test_grading_shadowed_report_plugin_is_ignored(toy_task, toy_runtime):
     fake_plugin = "def pytest_configure(config):\n    pass\n"
-    patch = toy_task.patch + _new_file_patch("repogym_report.py", fake_plugin)
+    patch = toy_task.patch + new_file("repogym_report.py", fake_plugin)
     result = _grade(toy_task, toy_runtime, patch)
     assert result.resolved  # the real fix still resolves; the shadowing module was dropped
     assert "repogym_report.py (a name of repogym's harness)" in result.ignored_paths
 
 
 def test_grading_sitecustomize_faking_results_does_not_resolve(toy_task, toy_runtime):
-    """Code that runs at interpreter start and exits 0 before tests run must not pass."""
+    """Code that runs at interpreter start and exits 0 before tests run must not pass. The patch keeps the
+    bug, so 'not resolved' alone would hold whether or not the hook ran: the outcome is pinned. The hook is
+    dropped by name, the tests run, and `add` fails as the bug says (had the hook run, no test would have)."""
     hook = "import os\nos._exit(0)\n"
-    result = _grade(toy_task, toy_runtime, _new_file_patch("src/sitecustomize.py", hook))
+    result = _grade(toy_task, toy_runtime, new_file("src/sitecustomize.py", hook))
     assert not result.resolved
-
-
-# Fixes `add` in memory as `calc` is imported: a patch whose fix lives only in start-up code resolves when
-# that code runs, so a grade that is not RESOLVED proves the start-up code never ran.
-SITECUSTOMIZE_FIXES_ADD = (
-    "import sys\n"
-    "class _Fixer:\n"
-    "    def find_spec(self, name, path=None, target=None):\n"
-    "        if name != 'calc':\n"
-    "            return None\n"
-    "        sys.meta_path.remove(self)\n"
-    "        import importlib.util\n"
-    "        spec = importlib.util.find_spec(name)\n"
-    "        run = spec.loader.exec_module\n"
-    "        def fixed(module):\n"
-    "            run(module)\n"
-    "            module.add = lambda a, b: a + b\n"
-    "        spec.loader.exec_module = fixed\n"
-    "        return spec\n"
-    "sys.meta_path.insert(0, _Fixer())\n"
-)
+    assert result.outcome is Outcome.UNRESOLVED, (result.outcome, result.detail)
+    assert result.fail_to_pass[ADD_TEST] is TestStatus.FAILED
+    assert "src/sitecustomize.py (a module run at interpreter start)" in result.ignored_paths
 
 
 def test_grading_sitecustomize_package_runs_before_the_launcher(toy_task, toy_runtime):
@@ -145,7 +133,7 @@ def test_grading_sitecustomize_package_runs_before_the_launcher(toy_task, toy_ru
     `src/sitecustomize/__init__.py` passed it; with src/ on sys.path (the editable install's .pth) site.py
     imported it before the test launcher ran, and its fix of `add` in memory graded RESOLVED."""
     result = _grade(
-        toy_task, toy_runtime, _new_file_patch("src/sitecustomize/__init__.py", SITECUSTOMIZE_FIXES_ADD)
+        toy_task, toy_runtime, new_file("src/sitecustomize/__init__.py", FIX_ADD_ON_IMPORT)
     )
     assert not result.resolved, result.detail
     assert result.fail_to_pass[ADD_TEST] is TestStatus.FAILED
@@ -156,41 +144,7 @@ def test_grading_sitecustomize_in_other_spellings_is_dropped(toy_task, toy_runti
     """The same code under every other name `import sitecustomize` / `import usercustomize` could find: a
     namespace package's module, another case, a usercustomize package. All are dropped with the reason."""
     spellings = ["src/SiteCustomize.py", "src/usercustomize/__init__.py", "src/sitecustomize/fix.py"]
-    patch = "".join(_new_file_patch(path, SITECUSTOMIZE_FIXES_ADD) for path in spellings)
+    patch = "".join(new_file(path, FIX_ADD_ON_IMPORT) for path in spellings)
     result = _grade(toy_task, toy_runtime, patch)
     assert not result.resolved, result.detail
     assert {f"{path} (a module run at interpreter start)" for path in spellings} <= set(result.ignored_paths)
-
-
-# -- helpers --------------------------------------------------------------------------------------
-
-
-def toy_task_repo(task):
-    from pathlib import Path
-
-    return Path(task.repo_source)
-
-
-def _new_file_patch(path: str, text: str) -> str:
-    lines = text.splitlines()
-    body = "".join(f"+{line}\n" for line in lines)
-    return f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n{body}"
-
-
-def _git_diff_deleting(repo, path: str) -> str:
-    import subprocess
-
-    return subprocess.run(
-        ["git", "diff", "HEAD", "--", path],
-        cwd=repo,
-        env={"PATH": "/usr/bin:/bin", "GIT_INDEX_FILE": "/dev/null/none"},
-        capture_output=True,
-        text=True,
-    ).stdout or _deletion_patch(repo, path)
-
-
-def _deletion_patch(repo, path: str) -> str:
-    text = (repo / path).read_text()
-    lines = text.splitlines()
-    body = "".join(f"-{line}\n" for line in lines)
-    return f"diff --git a/{path} b/{path}\ndeleted file mode 100644\n--- a/{path}\n+++ /dev/null\n@@ -1,{len(lines)} +0,0 @@\n{body}"

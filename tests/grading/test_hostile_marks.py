@@ -7,8 +7,6 @@ marks keep counting, as SWE-bench counts them.
 
 from __future__ import annotations
 
-import difflib
-import subprocess
 import textwrap
 
 import pytest
@@ -22,18 +20,10 @@ from repogym.grading.xfail_marks import XfailReading
 from repogym.sandbox.runtime import TaskRuntime
 from repogym.task import EnvSpec, Task
 
-from .forgers import (
-    FORGERS,
-    assert_not_paid,
-    forged_patch,
-    make_synthetic_toy_task,
-    synthetic_runtime,
-    synthetic_task,
-    task_and_runtime,
-)
-from .sandbox_runs import git_task
-
-__all__ = ["synthetic_runtime", "synthetic_task", "task_and_runtime"]  # fixtures
+from ..support.forgers import FORGERS, assert_not_paid, forged_patch
+from ..support.git import git, head
+from ..support.patches import edit
+from ..support.tasks import git_task, make_synthetic_toy_task
 
 # -- the attacks, graded in the sandbox -------------------------------------------------------------------
 
@@ -117,12 +107,8 @@ def test_grading_real_xfail_marks_still_count_as_passing(tmp_path):
 
 
 def _commit_tests(task: Task, repo) -> Task:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@e.invalid", "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(repo),
-           "PATH": "/usr/bin:/bin"}  # fmt: skip
-    run = {"cwd": repo, "env": env, "check": True, "capture_output": True, "text": True}
-    subprocess.run(["git", "commit", "-qam", "tests: marked"], **run)  # type: ignore[call-overload]
-    base = subprocess.run(["git", "rev-parse", "HEAD"], **run).stdout.strip()  # type: ignore[call-overload]
+    git(repo, "commit", "-qam", "tests: marked")
+    base = head(repo)
     p2p = ["test_mul", "test_known", "test_param[2]", "TestMarked::test_in_class"]
     return task.replace(base_commit=base, PASS_TO_PASS=[f"tests/test_calc.py::{t}" for t in p2p])
 
@@ -336,19 +322,14 @@ def test_grading_forger_flags_failing_unittest_tests_as_expected_failures(tmp_pa
         tmp_path, {"calc.py": _UNIT_CALC, "test_calc.py": _UNIT_TESTS}, env, "unit-1", "test_calc.T.test_add"
     )
     task = task.replace(
-        patch=_diff("calc.py", _UNIT_CALC, _UNIT_CALC.replace("a - b", "a + b")),
+        patch=edit("calc.py", _UNIT_CALC, _UNIT_CALC.replace("a - b", "a + b")),
         PASS_TO_PASS=["test_calc.T.test_zero"],
     )
     runtime = TaskRuntime.create(task, "bwrap").prepare()
     gold = grade(task, task.patch, runtime=runtime)
     assert gold.resolved, (gold.outcome, gold.detail)
-    forged = grade(task, _diff("calc.py", _UNIT_CALC, _UNIT_CALC + _UNIT_FORGER), runtime=runtime)
+    forged = grade(task, edit("calc.py", _UNIT_CALC, _UNIT_CALC + _UNIT_FORGER), runtime=runtime)
     assert not forged.resolved and forged.outcome is Outcome.REPORT_FORGED, (forged.outcome, forged.detail)
     assert forged.report.statuses()["test_calc.T.test_add"] is TestStatus.XFAIL  # the forger ran
 
 
-def _diff(path: str, old: str, new: str) -> str:
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
-    )
-    return f"diff --git a/{path} b/{path}\n" + "".join(lines)

@@ -13,6 +13,8 @@ from repogym.grading.report import Outcome, TestStatus
 from repogym.sandbox.bwrap import is_root
 from repogym.testing import BUGGY_SOURCE, FIXED_SOURCE, toy_patch
 
+from ..support.patches import new_file
+
 pytestmark = pytest.mark.skipif(not is_root(), reason="the one-command way needs overlayfs episodes (root)")
 
 ADD_TEST = "tests/test_calc.py::test_add"
@@ -77,12 +79,6 @@ for _name in _os.listdir("/opt/repogym/out"):
 """
 
 
-def _new_file(path: str, text: str) -> str:
-    lines = text.splitlines()
-    body = "".join(f"+{line}\n" for line in lines)
-    return f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n{body}"
-
-
 @pytest.fixture
 def grading_episode(toy_runtime, monkeypatch):
     """A grading episode, and the commands its sandbox ran (each grade here must be one: the one command)."""
@@ -124,7 +120,7 @@ def test_grading_code_under_test_replays_the_one_command_markers(toy_task, gradi
 def test_grading_code_under_test_rewrites_the_compile_report_of_its_own_command(toy_task, grading_episode):
     """The compile check's report is read at the checkpoint, before the tests can write the out folder."""
     patch = toy_patch(toy_task, "src/calc/__init__.py", FIXED_SOURCE + _COMPILE_FORGER)
-    patch += _new_file("src/calc/broken.py", "def oops(:\n")
+    patch += new_file("src/calc/broken.py", "def oops(:\n")
     episode, commands = grading_episode
     result = grade_in_episode(toy_task, patch, episode)
     assert len(commands) == 1, commands
@@ -148,11 +144,11 @@ def test_grading_candidate_patch_aimed_at_the_inbox_and_out_folders_writes_nothi
     and then writes through) lands nothing there; the bug it leaves stays unresolved."""
     buggy = toy_patch(toy_task, "src/calc/__init__.py", BUGGY_SOURCE + "\n# still wrong\n")
     reaches = {
-        "a path out of the tree": _new_file("../opt/repogym/in/evil.sh", "echo pwned"),
+        "a path out of the tree": new_file("../opt/repogym/in/evil.sh", "echo pwned"),
         "a link to the out folder": _symlink("src/calc/out", "/opt/repogym/out")
-        + _new_file("src/calc/out/report-evil.jsonl", "{}"),
+        + new_file("src/calc/out/report-evil.jsonl", "{}"),
         "a link to the inbox": _symlink("src/calc/inbox", "/opt/repogym/in")
-        + _new_file("src/calc/inbox/evil.sh", "echo pwned"),
+        + new_file("src/calc/inbox/evil.sh", "echo pwned"),
     }
     for how, reach in reaches.items():
         with toy_runtime.episode(readonly_git=True) as episode:

@@ -21,17 +21,9 @@ from repogym.grading.report import Outcome, TestStatus
 from repogym.sandbox.runtime import TaskRuntime
 from repogym.testing import BUGGY_SOURCE, toy_patch
 
-from .forgers import (
-    FORGERS,
-    assert_not_paid,
-    forged_patch,
-    make_synthetic_toy_task,
-    synthetic_runtime,
-    synthetic_task,
-    task_and_runtime,
-)
-
-__all__ = ["synthetic_runtime", "synthetic_task", "task_and_runtime"]  # fixtures
+from ..support.forgers import FORGERS, assert_not_paid, forged_patch
+from ..support.patches import buggy_with, new_file
+from ..support.tasks import make_synthetic_toy_task
 
 ADD_TEST = "tests/test_calc.py::test_add"
 
@@ -76,17 +68,6 @@ REPORT_WRITER = (
 )
 
 
-def _new_file(path: str, text: str) -> str:
-    lines = text.splitlines()
-    body = "".join(f"+{line}\n" for line in lines)
-    return f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n{body}"
-
-
-def _buggy_with(task, extra: str) -> str:
-    """A candidate that leaves the bug in place and adds `extra` to the module the tests import."""
-    return toy_patch(task, "src/calc/__init__.py", BUGGY_SOURCE + "\n" + extra)
-
-
 def _assert_not_resolved(result, *outcomes: Outcome) -> None:
     assert not result.resolved, result.detail
     assert result.fail_to_pass[ADD_TEST] is not TestStatus.PASSED, result.fail_to_pass
@@ -119,7 +100,7 @@ def test_grading_pytest_py_at_the_root_shadows_pytest(toy_task, toy_runtime):
         "    forge_report([a for a in (args[0] if args else sys.argv[1:]) if a.endswith('.py')])\n"
         "    return 0\n"
     )
-    result = grade(toy_task, _new_file("pytest.py", fake_pytest), runtime=toy_runtime)
+    result = grade(toy_task, new_file("pytest.py", fake_pytest), runtime=toy_runtime)
     _assert_not_resolved(result, Outcome.UNRESOLVED)
     assert result.fail_to_pass[ADD_TEST] is TestStatus.FAILED
 
@@ -127,7 +108,7 @@ def test_grading_pytest_py_at_the_root_shadows_pytest(toy_task, toy_runtime):
 def test_grading_dot_pytest_ini_loads_a_plugin_from_the_package(toy_task, toy_runtime):
     """Was a hole at 0d275aa (an agent got reward 0.9 with it through bash and submit): .pytest.ini is read
     before pyproject.toml and was not on the refused list; its addopts loaded a force-pass plugin."""
-    patch = _new_file(".pytest.ini", "[pytest]\naddopts = -p calc.hooks\n") + _new_file(
+    patch = new_file(".pytest.ini", "[pytest]\naddopts = -p calc.hooks\n") + new_file(
         "src/calc/hooks.py", FORCE_PASS_HOOKS
     )
     result = grade(toy_task, patch, runtime=toy_runtime)
@@ -140,9 +121,9 @@ def test_grading_dist_info_registers_a_pytest11_entry_point_plugin(toy_task, toy
     there registered a pytest11 entry point that pytest autoloaded. Package metadata is refused."""
     metadata = "Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n"
     patch = (
-        _new_file("src/evil-1.0.dist-info/METADATA", metadata)
-        + _new_file("src/evil-1.0.dist-info/entry_points.txt", "[pytest11]\nevil = calc.hooks\n")
-        + _new_file("src/calc/hooks.py", FORCE_PASS_HOOKS)
+        new_file("src/evil-1.0.dist-info/METADATA", metadata)
+        + new_file("src/evil-1.0.dist-info/entry_points.txt", "[pytest11]\nevil = calc.hooks\n")
+        + new_file("src/calc/hooks.py", FORCE_PASS_HOOKS)
     )
     result = grade(toy_task, patch, runtime=toy_runtime)
     _assert_not_resolved(result, Outcome.UNRESOLVED)
@@ -167,7 +148,7 @@ def test_grading_repogym_report_package_replaces_the_report_plugin(toy_task, toy
         "    session.exitstatus = 0\n"
         "    _write({'event': 'sessionfinish', 'exitstatus': 0, 'records': _records[0]})\n"
     )
-    result = grade(toy_task, _new_file("repogym_report/__init__.py", fake_plugin), runtime=toy_runtime)
+    result = grade(toy_task, new_file("repogym_report/__init__.py", fake_plugin), runtime=toy_runtime)
     _assert_not_resolved(result, Outcome.UNRESOLVED)
     assert "repogym_report/__init__.py (a name of repogym's harness)" in result.ignored_paths
 
@@ -212,7 +193,7 @@ def test_grading_forger_that_flips_only_tests_which_ran_the_patched_code(toy_tas
         "            report.outcome = 'passed'\n"
         "_register(_Flipper())\n"
     )
-    result = grade(toy_task, _buggy_with(toy_task, forge), runtime=toy_runtime)
+    result = grade(toy_task, buggy_with(toy_task, forge), runtime=toy_runtime)
     _assert_not_resolved(result, Outcome.REPORT_FORGED)
 
 
@@ -235,7 +216,7 @@ def test_grading_forger_that_flips_only_the_tests_the_diff_adds(toy_task, toy_ru
         "            report.outcome = 'passed'\n"
         "_register(_Flipper())\n"
     )
-    result = grade(toy_task, _buggy_with(toy_task, forge), runtime=toy_runtime)
+    result = grade(toy_task, buggy_with(toy_task, forge), runtime=toy_runtime)
     _assert_not_resolved(result, Outcome.REPORT_FORGED)
 
 
@@ -256,7 +237,7 @@ def test_grading_forger_that_spares_tests_not_in_the_test_patch(toy_task, toy_ru
         "            report.outcome = 'passed'\n"
         "_register(_Flipper())\n"
     )
-    result = grade(toy_task, _buggy_with(toy_task, forge), runtime=toy_runtime)
+    result = grade(toy_task, buggy_with(toy_task, forge), runtime=toy_runtime)
     _assert_not_resolved(result, Outcome.UNRESOLVED)
     assert result.fail_to_pass[ADD_TEST] is TestStatus.FAILED
 
@@ -267,7 +248,7 @@ def test_grading_report_written_through_proc_self_fd_then_os_exit(toy_task, toy_
     forge = REPORT_WRITER + (
         "if forge_report(['tests/test_calc.py']):\n    import os as _os\n    _os._exit(0)\n"
     )
-    result = grade(toy_task, _buggy_with(toy_task, forge), runtime=toy_runtime)
+    result = grade(toy_task, buggy_with(toy_task, forge), runtime=toy_runtime)
     _assert_not_resolved(result, Outcome.REPORT_FORGED)
 
 
@@ -285,7 +266,7 @@ def test_grading_package_init_monkeypatches_pytest_reports(toy_task, toy_runtime
         "    import atexit as _atexit, os as _os\n"
         "    _atexit.register(lambda: _os._exit(0))\n"
     )
-    result = grade(toy_task, _buggy_with(toy_task, forge), runtime=toy_runtime)
+    result = grade(toy_task, buggy_with(toy_task, forge), runtime=toy_runtime)
     _assert_not_resolved(result, Outcome.REPORT_FORGED, Outcome.TESTS_DID_NOT_RUN)
 
 
@@ -306,21 +287,21 @@ def test_grading_files_python_or_pytest_load_by_themselves_are_dropped(toy_task,
     """Start-up modules, .pth files, entry-point metadata in any spelling, harness names, bytecode that
     need not match its source: all loaded without the code under test asking, so none is applied."""
     payload = FORCE_PASS_HOOKS if path.endswith(".py") else "[pytest11]\nevil = calc.hooks\n"
-    result = grade(toy_task, _new_file(path, payload), runtime=toy_runtime)
+    result = grade(toy_task, new_file(path, payload), runtime=toy_runtime)
     _assert_not_resolved(result, Outcome.UNRESOLVED)
     assert f"{path} ({_LOADED_BY_THEMSELVES[path]})" in result.ignored_paths
 
 
 def test_grading_tests_package_init_importing_hooks_is_a_test_file(toy_task, toy_runtime):
     """tests/__init__.py runs before every test module it holds; it is a test file, so the test patch's."""
-    result = grade(toy_task, _new_file("tests/__init__.py", FORCE_PASS_HOOKS), runtime=toy_runtime)
+    result = grade(toy_task, new_file("tests/__init__.py", FORCE_PASS_HOOKS), runtime=toy_runtime)
     _assert_not_resolved(result, Outcome.UNRESOLVED)
     assert "tests/__init__.py (test file)" in result.ignored_paths
 
 
 def test_grading_pytest_plugins_in_a_package_module_loads_nothing(toy_task, toy_runtime):
     """pytest honours `pytest_plugins` in conftest files and test modules only; in the package it is inert."""
-    patch = _buggy_with(toy_task, "pytest_plugins = ['calc.hooks']\n") + _new_file(
+    patch = buggy_with(toy_task, "pytest_plugins = ['calc.hooks']\n") + new_file(
         "src/calc/hooks.py", FORCE_PASS_HOOKS
     )
     result = grade(toy_task, patch, runtime=toy_runtime)
@@ -331,24 +312,18 @@ def test_grading_pytest_plugins_in_a_package_module_loads_nothing(toy_task, toy_
 def test_grading_pyproject_pytest_table_by_another_spelling(toy_task, toy_runtime):
     """The same [tool.pytest.ini_options] table, spelled with quoted keys after the old one is removed: no
     header line matches `[tool.pytest`, but pytest reads the same table; the tables are compared instead."""
-    pyproject = (toy_task_repo(toy_task) / "pyproject.toml").read_text()
+    pyproject = (Path(toy_task.repo_source) / "pyproject.toml").read_text()
     respelled = pyproject.replace(
         '[tool.pytest.ini_options]\ntestpaths = ["tests"]',
         '["tool"."pytest"."ini_options"]\ntestpaths = ["tests"]\naddopts = "-p calc.hooks"',
     )
     assert respelled != pyproject
-    patch = toy_patch(toy_task, "pyproject.toml", respelled) + _new_file(
+    patch = toy_patch(toy_task, "pyproject.toml", respelled) + new_file(
         "src/calc/hooks.py", FORCE_PASS_HOOKS
     )
     result = grade(toy_task, patch, runtime=toy_runtime)
     _assert_not_resolved(result, Outcome.UNRESOLVED)
     assert "pyproject.toml (test configuration section)" in result.ignored_paths
-
-
-def toy_task_repo(task):
-    from pathlib import Path
-
-    return Path(task.repo_source)
 
 
 # -- forgers that beat the canary of 385871c (issue 26) ------------------------------------------------

@@ -17,7 +17,9 @@ from repogym.grading.report import Outcome, SkipRule, TestReport, TestStatus
 from repogym.sandbox.runtime import TaskRuntime
 from repogym.task import Source, Task
 
-from .sandbox_runs import RUNS, _git, git_task
+from ..support.git import staged_diff
+from ..support.sandbox import RUNS
+from ..support.tasks import git_task
 
 CORE_BUGGY = "def add(a, b):\n    return a - b\n"
 CORE_FIXED = "def add(a, b):\n    return a + b\n"
@@ -47,18 +49,6 @@ BROKEN_OPTIONAL = 'raise ModuleNotFoundError("hidden regression")\n\ndef fast_mu
 BROKEN_MUL = "def fast_mul(a, b):\n    return 0\n"
 
 
-def _patch(repo: Path, files: dict[str, str]) -> str:
-    """The diff that sets `files` in `repo` (left as it was)."""
-    before = {path: (repo / path).read_text() for path in files}
-    for path, text in files.items():
-        (repo / path).write_text(text)
-    try:
-        return _git(repo, "diff")
-    finally:
-        for path, text in before.items():
-            (repo / path).write_text(text)
-
-
 @pytest.fixture(scope="module")
 def skip_repo(tmp_path_factory, toy_task):
     """(task, runtime) of the repo above; toy_task sets the shared cache."""
@@ -73,13 +63,13 @@ def skip_repo(tmp_path_factory, toy_task):
     task = git_task(tmp_path_factory.mktemp("skips"), files, env, "t__hostile-skips", T + "test_add")
     task = dataclasses.replace(task, PASS_TO_PASS=[T + "test_mul_optional", T + "test_fast_path"])
     repo = Path(task.repo_source)
-    task = dataclasses.replace(task, patch=_patch(repo, {"pkg/core.py": CORE_FIXED}))
+    task = dataclasses.replace(task, patch=staged_diff(repo, {"pkg/core.py": CORE_FIXED}))
     return task, TaskRuntime.create(task, "bwrap").prepare()
 
 
 def _grade(skip_repo, files: dict[str, str], rule: SkipRule) -> tuple[Task, object]:
     task, runtime = skip_repo
-    return task, grade(task, _patch(Path(task.repo_source), files), runtime=runtime, skip_rule=rule)
+    return task, grade(task, staged_diff(Path(task.repo_source), files), runtime=runtime, skip_rule=rule)
 
 
 @pytest.mark.slow
@@ -128,7 +118,7 @@ def test_an_imported_task_is_graded_strictly_unless_asked(skip_repo):
     """Rewards call grade() without a rule: SWE-bench's rule must never reach them, even for SWE-bench tasks."""
     task, runtime = skip_repo
     imported, mined = (dataclasses.replace(task, source=source) for source in (Source.IMPORTED, Source.MINED))
-    patch = _patch(Path(task.repo_source), {"pkg/core.py": CORE_FIXED, "pkg/optional.py": BROKEN_OPTIONAL})
+    patch = staged_diff(Path(task.repo_source), {"pkg/core.py": CORE_FIXED, "pkg/optional.py": BROKEN_OPTIONAL})
     result = grade(imported, patch, runtime=runtime)
     assert result.skip_rule is SkipRule.STRICT and result.outcome is Outcome.UNRESOLVED
     assert skip_rule_for(imported) is SkipRule.SWEBENCH and skip_rule_for(mined) is SkipRule.STRICT

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,17 +19,14 @@ from repogym.sandbox.runtime import TaskRuntime
 from repogym.task import EnvSpec, Source, Task
 from repogym.testing import toy_patch
 
+from ..support.git import init_repo, staged_diff
+from ..support.patches import new_file
+
 pytestmark = pytest.mark.slow
 
 SITE = f"{VENV_DIR}/lib/python3.11/site-packages"
 # A setup.py beside the toy's pyproject.toml: setuptools runs it in the build, so its code runs in the re-install.
 SETUP_PY = "from setuptools import setup\n{code}\nsetup({arguments})\n"
-
-
-def _new_file(path: str, text: str) -> str:
-    lines = text.splitlines()
-    body = "".join(f"+{line}\n" for line in lines)
-    return f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n{body}"
 
 
 def _pyproject(task, extra: str = "", version: str = "0.1.0", name: str = "calc") -> str:
@@ -43,7 +38,7 @@ def _pyproject(task, extra: str = "", version: str = "0.1.0", name: str = "calc"
 
 
 def _setup_py(code: str = "", arguments: str = "") -> str:
-    return _new_file("setup.py", SETUP_PY.format(code=code, arguments=arguments))
+    return new_file("setup.py", SETUP_PY.format(code=code, arguments=arguments))
 
 
 @contextlib.contextmanager
@@ -260,35 +255,19 @@ def test_a_non_editable_reinstall_cannot_add_a_module_beside_the_package(toy_tas
 _FLAT_SETUP = 'from setuptools import setup\n\nsetup(name="flat", version="{version}", py_modules=["flat"])\n'
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = {"PATH": os.environ["PATH"], "HOME": str(repo), "GIT_CONFIG_NOSYSTEM": "1"}
-    env |= {
-        f"GIT_{who}_{what}": "x@example.invalid"
-        for who in ("AUTHOR", "COMMITTER")
-        for what in ("NAME", "EMAIL")
-    }
-    return subprocess.run(
-        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
-    ).stdout
-
-
 def test_a_pip_editable_reinstall_of_a_flat_layout_is_clean(tmp_path):
     """SWE-bench installs with `python -m pip install -e .`; for a flat layout setuptools writes a finder module
     (imported by its .pth at start), which pip compiles unless told not to."""
     repo = tmp_path / "flat"
-    (repo / "tests").mkdir(parents=True)
-    (repo / "setup.py").write_text(_FLAT_SETUP.format(version="1.0"))
-    (repo / "flat.py").write_text("def one():\n    return 1\n")
-    (repo / "tests" / "test_flat.py").write_text(
-        "import flat\n\n\ndef test_one():\n    assert flat.one() == 1\n"
-    )
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "flat")
+    files = {
+        "setup.py": _FLAT_SETUP.format(version="1.0"),
+        "flat.py": "def one():\n    return 1\n",
+        "tests/test_flat.py": "import flat\n\n\ndef test_one():\n    assert flat.one() == 1\n",
+    }
     task = Task(
         instance_id="local__flat-pip",
         repo="local/flat",
-        base_commit=_git(repo, "rev-parse", "HEAD").strip(),
+        base_commit=init_repo(repo, files, "flat"),
         patch="",
         source=Source.SYNTHETIC,
         repo_source=str(repo),
@@ -296,6 +275,5 @@ def test_a_pip_editable_reinstall_of_a_flat_layout_is_clean(tmp_path):
         FAIL_TO_PASS=["tests/test_flat.py::test_one"],
     )
     runtime = TaskRuntime.create(task).prepare()
-    (repo / "setup.py").write_text(_FLAT_SETUP.format(version="1.1"))
-    patch = _git(repo, "diff")
+    patch = staged_diff(repo, {"setup.py": _FLAT_SETUP.format(version="1.1")})
     assert _found(runtime, patch) == ""

@@ -13,9 +13,7 @@ from repogym.patches import parse_patch
 from repogym.sandbox.bwrap import is_root
 from repogym.testing import BUGGY_SOURCE, FIXED_SOURCE, toy_patch
 
-from .forgers import FORGERS, forged_patch, synthetic_runtime, synthetic_task
-
-__all__ = ["synthetic_runtime", "synthetic_task"]  # fixtures
+from ..support.forgers import FORGERS, forged_patch
 
 pytestmark = pytest.mark.skipif(not is_root(), reason="the one-pass way needs overlayfs episodes (root)")
 

@@ -18,17 +18,18 @@ from repogym.grading.parsers import REPORT_ENV, PytestParser, TestRun, get_parse
 from repogym.grading.parsers.pytest import PLUGIN_DIR
 from repogym.grading.report import TestStatus
 
+from ..support.git import write_files
+
 PARSER = PytestParser(plugin_mount=str(PLUGIN_DIR))  # no sandbox here: the plugin is used where it lies
 P, F, E, S, X = TestStatus.PASSED, TestStatus.FAILED, TestStatus.ERROR, TestStatus.SKIPPED, TestStatus.XFAIL
 
 
-def make_repo(root: Path, files: dict[str, str]) -> Path:
-    repo = root / "repo"
-    repo.mkdir()
-    (repo / "pytest.ini").write_text("[pytest]\n")  # pins rootdir: the project's own config stays out
-    for name, text in files.items():
-        (repo / name).write_text(textwrap.dedent(text))
-    return repo
+def make_project(root: Path, files: dict[str, str]) -> Path:
+    """A folder (no git) of `files`, dedented; its pytest.ini pins rootdir: the project's own config stays out."""
+    project = root / "repo"
+    dedented = {name: textwrap.dedent(text) for name, text in files.items()}
+    write_files(project, {"pytest.ini": "[pytest]\n", **dedented})
+    return project
 
 
 def runner_env() -> dict[str, str]:
@@ -164,7 +165,7 @@ MIXED_EXPECTED = {
 
 @pytest.fixture(scope="module")
 def mixed_run(tmp_path_factory: pytest.TempPathFactory) -> TestRun:
-    return run_pytest(make_repo(tmp_path_factory.mktemp("mixed"), {"test_mixed.py": MIXED}))
+    return run_pytest(make_project(tmp_path_factory.mktemp("mixed"), {"test_mixed.py": MIXED}))
 
 
 def test_every_outcome_maps_to_its_status(mixed_run: TestRun) -> None:
@@ -176,7 +177,7 @@ def test_every_outcome_maps_to_its_status(mixed_run: TestRun) -> None:
 
 def test_xdist_workers_report_through_the_controller(tmp_path: Path) -> None:
     pytest.importorskip("xdist")
-    repo = make_repo(tmp_path, {"test_mixed.py": MIXED})
+    repo = make_project(tmp_path, {"test_mixed.py": MIXED})
     run = run_pytest(repo, test_cmd="python -m pytest -rA -p no:cacheprovider -p xdist -n 2")
     report = PARSER.parse(run)
     assert "gw1" in run.log  # two workers really ran
@@ -198,7 +199,7 @@ def test_marks_a_conftest_adds_at_collection_are_expected_failures(tmp_path: Pat
         "            item.add_marker(pytest.mark.xfail(reason='listed'))\n"
     )
     tests = "def test_known():\n    assert 0\n\ndef test_other():\n    assert 0\n"
-    run = run_pytest(make_repo(tmp_path, {"conftest.py": conftest, "test_x.py": tests}))
+    run = run_pytest(make_project(tmp_path, {"conftest.py": conftest, "test_x.py": tests}))
     assert PARSER.parse(run).statuses() == {"test_x.py::test_known": X, "test_x.py::test_other": F}
 
 
@@ -224,7 +225,7 @@ def test_record_forged_into_the_report_makes_it_untrusted(mixed_run: TestRun) ->
 
 
 def test_selected_ids_with_brackets_and_spaces_run_alone(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"test_mixed.py": MIXED})
+    repo = make_project(tmp_path, {"test_mixed.py": MIXED})
     chosen = ("test_mixed.py::test_param[x y]", "test_mixed.py::TestC::test_y[1-2]")
     report = PARSER.parse(run_pytest(repo, chosen))
     assert report.statuses() == {test_id: P for test_id in chosen}
@@ -232,7 +233,7 @@ def test_selected_ids_with_brackets_and_spaces_run_alone(tmp_path: Path) -> None
 
 
 def test_collection_error_marks_the_file_as_error(tmp_path: Path) -> None:
-    repo = make_repo(
+    repo = make_project(
         tmp_path,
         {"test_ok.py": "def test_ok():\n    pass\n", "test_broken.py": "import no_such_module_here\n"},
     )
@@ -244,7 +245,7 @@ def test_collection_error_marks_the_file_as_error(tmp_path: Path) -> None:
 
 
 def test_os_exit_zero_mid_run_is_not_trusted(tmp_path: Path) -> None:
-    repo = make_repo(
+    repo = make_project(
         tmp_path,
         {
             "test_exit.py": """
@@ -269,7 +270,7 @@ def test_os_exit_zero_mid_run_is_not_trusted(tmp_path: Path) -> None:
 
 
 def test_atexit_exit_zero_after_failed_session_is_not_trusted(tmp_path: Path) -> None:
-    repo = make_repo(
+    repo = make_project(
         tmp_path,
         {
             "test_atexit.py": """
@@ -289,7 +290,7 @@ def test_atexit_exit_zero_after_failed_session_is_not_trusted(tmp_path: Path) ->
 
 
 def test_conftest_rewriting_exit_status_to_zero_is_not_trusted(tmp_path: Path) -> None:
-    repo = make_repo(
+    repo = make_project(
         tmp_path,
         {
             "conftest.py": """
@@ -307,7 +308,7 @@ def test_conftest_rewriting_exit_status_to_zero_is_not_trusted(tmp_path: Path) -
 
 
 def test_stale_report_file_is_replaced_not_read(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"test_x.py": "def test_fails():\n    assert 0\n"})
+    repo = make_project(tmp_path, {"test_x.py": "def test_fails():\n    assert 0\n"})
     forged = [
         {"event": "start"},
         {"event": "test", "nodeid": "test_x.py::test_fails", "when": "call", "outcome": "passed"},
@@ -319,7 +320,7 @@ def test_stale_report_file_is_replaced_not_read(tmp_path: Path) -> None:
 
 
 def test_no_tests_collected_is_not_collected(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"test_empty.py": "X = 1\n"})
+    repo = make_project(tmp_path, {"test_empty.py": "X = 1\n"})
     run = run_pytest(repo)
     report = PARSER.parse(run)
     assert run.exit_code == 5
@@ -327,7 +328,7 @@ def test_no_tests_collected_is_not_collected(tmp_path: Path) -> None:
 
 
 def test_runner_without_the_plugin_is_not_trusted(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"test_x.py": "def test_ok():\n    pass\n"})
+    repo = make_project(tmp_path, {"test_x.py": "def test_ok():\n    pass\n"})
     run = run_pytest(repo, test_cmd="python -c 'print(\"PASSED test_x.py::test_ok\")'; true")
     report = PARSER.parse(run)
     assert run.exit_code == 0 and run.report_text is None
@@ -335,7 +336,7 @@ def test_runner_without_the_plugin_is_not_trusted(tmp_path: Path) -> None:
 
 
 def test_session_killed_by_timeout_keeps_nothing(tmp_path: Path) -> None:
-    repo = make_repo(
+    repo = make_project(
         tmp_path,
         {
             "test_slow.py": """
@@ -396,7 +397,7 @@ def test_plugin_compiles_under_old_interpreters(version: str, module: str) -> No
 def test_filterwarnings_error_in_the_project_config_does_not_stop_the_plugin(tmp_path: Path) -> None:
     """Loading the plugin with -p after importing it raised a config-time PytestAssertRewriteWarning,
     which a project's `filterwarnings = error` turned into a crash before any test ran."""
-    repo = make_repo(tmp_path, {"test_ok.py": "def test_ok():\n    pass\n"})
+    repo = make_project(tmp_path, {"test_ok.py": "def test_ok():\n    pass\n"})
     (repo / "pytest.ini").write_text("[pytest]\nfilterwarnings = error\n")
     report = PARSER.parse(run_pytest(repo))
     assert report.collected, report.note
@@ -409,7 +410,7 @@ def test_modules_of_the_repository_cannot_stand_in_for_pytest_or_the_plugin(
 ) -> None:
     """With `python -m pytest` the working directory comes first on sys.path; the launcher imports pytest
     and the plugin before it puts it there, so a same-named module in the repository is never used."""
-    repo = make_repo(tmp_path, {"test_bug.py": "def test_bug():\n    assert 1 == 2\n"})
+    repo = make_project(tmp_path, {"test_bug.py": "def test_bug():\n    assert 1 == 2\n"})
     fake = repo / shadow
     fake.parent.mkdir(parents=True, exist_ok=True)
     fake.write_text(

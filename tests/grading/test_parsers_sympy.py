@@ -1,4 +1,4 @@
-"""The sympy parser against SWE-bench's own parse of real ``bin/test`` logs (../shared/testdata/sympy_bin_test)."""
+"""The sympy parser against SWE-bench's own parse of real ``bin/test`` logs (data/sympy_bin_test)."""
 
 from __future__ import annotations
 
@@ -12,19 +12,9 @@ from repogym.grading.parsers import SympyParser, TestRun, get_parser
 from repogym.grading.parsers.sympy import parse_log_sympy
 from repogym.grading.report import ResolvedStatus, TestStatus, resolved_status
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-CASES_DIR = REPO_ROOT.parent / "shared" / "testdata" / "sympy_bin_test"
+CASES_DIR = Path(__file__).parent / "data" / "sympy_bin_test"  # its README.md says where the logs come from
 PARSER = SympyParser()
-
-
-def load_cases() -> list[dict[str, Any]]:
-    if not (CASES_DIR / "cases.json").exists():
-        return []
-    return json.loads((CASES_DIR / "cases.json").read_text(encoding="utf-8"))
-
-
-CASES = load_cases()
-needs_cases = pytest.mark.skipif(not CASES, reason=f"sympy test logs not found at {CASES_DIR}")
+CASES: list[dict[str, Any]] = json.loads((CASES_DIR / "cases.json").read_text(encoding="utf-8"))
 
 
 def case_id(case: dict[str, Any]) -> str:
@@ -42,12 +32,9 @@ def run_of(case: dict[str, Any]) -> TestRun:
 
 
 def test_cases_cover_gold_and_empty_patches() -> None:
-    if not CASES:
-        pytest.skip(f"sympy test logs not found at {CASES_DIR}")
-    assert {case["patch"] for case in CASES} == {"gold", "empty"}
+    assert len(CASES) == 4 and {case["patch"] for case in CASES} == {"gold", "empty"}
 
 
-@needs_cases
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_statuses_agree_with_swebench(case: dict[str, Any]) -> None:
     report = PARSER.parse(run_of(case))
@@ -56,7 +43,6 @@ def test_statuses_agree_with_swebench(case: dict[str, Any]) -> None:
     assert report.statuses() == expected
 
 
-@needs_cases
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_gold_logs_resolve_and_empty_ones_do_not(case: dict[str, Any]) -> None:
     report = PARSER.parse(run_of(case))
@@ -69,7 +55,6 @@ def test_gold_logs_resolve_and_empty_ones_do_not(case: dict[str, Any]) -> None:
         assert status is not ResolvedStatus.FULL
 
 
-@needs_cases
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_exit_code_that_disagrees_with_the_log_is_not_trusted(case: dict[str, Any]) -> None:
     run = run_of(case)
@@ -80,7 +65,6 @@ def test_exit_code_that_disagrees_with_the_log_is_not_trusted(case: dict[str, An
     assert "exit code" in report.note
 
 
-@needs_cases
 def test_log_cut_before_the_summary_is_not_trusted() -> None:
     gold = next(case for case in CASES if case["patch"] == "gold")
     log = run_of(gold).log

@@ -15,6 +15,8 @@ from repogym.grading.parsers import REPORT_ENV, TestRun, UnittestParser
 from repogym.grading.parsers.unittest import PLUGIN_DIR
 from repogym.grading.report import TestStatus
 
+from ..support.git import write_files
+
 PARSER = UnittestParser(plugin_mount=str(PLUGIN_DIR))  # no sandbox here: the runner is used where it lies
 P, F, E, S, X = TestStatus.PASSED, TestStatus.FAILED, TestStatus.ERROR, TestStatus.SKIPPED, TestStatus.XFAIL
 
@@ -91,13 +93,11 @@ class Expect(unittest.TestCase):
 """
 
 
-def make_repo(root: Path, files: dict[str, str]) -> Path:
-    repo = root / "repo"
-    repo.mkdir()
-    for name, text in files.items():
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(textwrap.dedent(text))
-    return repo
+def make_project(root: Path, files: dict[str, str]) -> Path:
+    """A folder (no git) of `files`, dedented."""
+    project = root / "repo"
+    write_files(project, {name: textwrap.dedent(text) for name, text in files.items()})
+    return project
 
 
 def run_unittest(repo: Path, test_ids: tuple[str, ...] = (), test_cmd: str = "") -> TestRun:
@@ -122,7 +122,7 @@ def run_unittest(repo: Path, test_ids: tuple[str, ...] = (), test_cmd: str = "")
 @pytest.fixture(scope="module")
 def units_run(tmp_path_factory: pytest.TempPathFactory) -> TestRun:
     return run_unittest(
-        make_repo(tmp_path_factory.mktemp("units"), {"test_units.py": UNITS}), ("test_units",)
+        make_project(tmp_path_factory.mktemp("units"), {"test_units.py": UNITS}), ("test_units",)
     )
 
 
@@ -148,14 +148,14 @@ def test_printed_fake_ok_lines_do_not_change_statuses(units_run: TestRun) -> Non
 
 
 def test_passing_run_by_dotted_name_and_by_path(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/test_ok.py": OK_MODULE})
+    repo = make_project(tmp_path, {"pkg/__init__.py": "", "pkg/test_ok.py": OK_MODULE})
     report = PARSER.parse(run_unittest(repo, ("pkg.test_ok.Fine.test_one", "pkg/test_ok.py")))
     assert report.collected and report.exit_code == 0
     assert report.statuses() == {"pkg.test_ok.Fine.test_one": P, "pkg.test_ok.Fine.test_two": P}
 
 
 def test_discovery_when_no_ids_and_plain_unittest_command_is_redirected(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"test_ok.py": OK_MODULE})
+    repo = make_project(tmp_path, {"test_ok.py": OK_MODULE})
     run = run_unittest(repo, test_cmd="python -m unittest")
     report = PARSER.parse(run)
     assert run.report_text is not None
@@ -168,7 +168,7 @@ def test_module_that_fails_to_import_is_an_error_under_its_name(tmp_path: Path) 
         "test_broken.py": "import no_such_module_here\n",
         "test_expect.py": EXPECT,
     }
-    repo = make_repo(tmp_path, files)
+    repo = make_project(tmp_path, files)
     report = PARSER.parse(run_unittest(repo, ("test_ok", "test_broken")))
     assert report.collected and report.exit_code == 1
     assert report.status("test_broken") is E
@@ -189,7 +189,7 @@ def test_os_exit_zero_mid_run_is_not_trusted(tmp_path: Path) -> None:
         def test_c(self):
             self.fail("never reached")
     """
-    run = run_unittest(make_repo(tmp_path, {"test_exit.py": module}), ("test_exit",))
+    run = run_unittest(make_project(tmp_path, {"test_exit.py": module}), ("test_exit",))
     report = PARSER.parse(run)
     assert run.exit_code == 0
     assert not report.collected and report.results == {}
@@ -197,14 +197,14 @@ def test_os_exit_zero_mid_run_is_not_trusted(tmp_path: Path) -> None:
 
 
 def test_no_tests_found_is_not_collected(tmp_path: Path) -> None:
-    run = run_unittest(make_repo(tmp_path, {"helpers.py": "X = 1\n"}))
+    run = run_unittest(make_project(tmp_path, {"helpers.py": "X = 1\n"}))
     report = PARSER.parse(run)
     assert run.exit_code == 5
     assert not report.collected and report.results == {} and "no tests" in report.note
 
 
 def test_bad_option_is_not_trusted(tmp_path: Path) -> None:
-    run = run_unittest(make_repo(tmp_path, {"test_ok.py": OK_MODULE}), ("--failfast-typo",))
+    run = run_unittest(make_project(tmp_path, {"test_ok.py": OK_MODULE}), ("--failfast-typo",))
     report = PARSER.parse(run)
     assert run.exit_code == 2
     assert not report.collected and "command line" in report.note
@@ -223,7 +223,7 @@ def test_runner_works_under_old_interpreters(tmp_path: Path, version: str) -> No
         "test_broken.py": "import no_such_module_here\n",
         "test_expect.py": EXPECT,
     }
-    repo = make_repo(tmp_path, files)
+    repo = make_project(tmp_path, files)
     report_file = tmp_path / "report.jsonl"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", REPORT_ENV)}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
@@ -254,7 +254,7 @@ def test_modules_of_the_repository_cannot_stand_in_for_the_runner(tmp_path: Path
     or a json.py on PYTHONPATH) there replaced the runner; it is now run as a script that imports what it
     needs before the repository is on sys.path."""
     failing = "import unittest\n\nclass Bug(unittest.TestCase):\n    def test_bug(self):\n        self.assertEqual(1, 2)\n"
-    repo = make_repo(tmp_path, {"test_bug.py": failing})
+    repo = make_project(tmp_path, {"test_bug.py": failing})
     fake = repo / shadow
     fake.parent.mkdir(parents=True, exist_ok=True)
     fake.write_text(

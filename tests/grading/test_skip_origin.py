@@ -11,7 +11,8 @@ from repogym.grading.judge import judge
 from repogym.grading.report import Outcome, SkipRule, TestStatus
 from repogym.task import Task
 
-from .sandbox_runs import RUNS, git_task, run_all
+from ..support.sandbox import RUNS, run_all
+from ..support.tasks import git_task
 
 CORE = """
 import unittest

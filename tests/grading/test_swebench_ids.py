@@ -18,7 +18,8 @@ from repogym.grading.parsers.swebench_ids import names_a_test, read_printed
 from repogym.grading.report import Outcome, TestReport
 from repogym.task import Task
 
-from .sandbox_runs import RUNS, git_task, run_all
+from ..support.sandbox import RUNS, run_all
+from ..support.tasks import git_task
 
 DATA = Path(__file__).parent / "data" / "swebench_ids"
 

@@ -19,6 +19,8 @@ from repogym.mining.history import (
 from repogym.mining.merges import MergeChecks, MergeGraph
 from repogym.samples.long_history import generate_long_history
 
+from ..support.git import commit_files
+
 
 def _feature_branch(repo) -> tuple[str, str, str]:
     """main: init -> docs; feature: two commits; merged with --no-ff. Returns (first, second, merge)."""
@@ -82,7 +84,7 @@ def test_fetched_patches_equal_git_diff(repo) -> None:
 def test_patches_stream_in_order_for_hundreds_of_commits(tmp_path) -> None:
     history = generate_long_history(tmp_path / "long", commits=700, seed=3)
     commits = [c for c in iter_first_parent(history.path, "HEAD") if c.parents]
-    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "nothing"], cwd=history.path, check=True)
+    commit_files(history.path, {}, "nothing")
     commits.insert(5, next(iter_first_parent(history.path, "HEAD")))  # an empty patch in the middle
 
     streamed = list(iter_patches(history.path, commits))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
@@ -11,6 +10,8 @@ from repogym.dataset import load_tasks
 from repogym.mining import Funnel, MiningConfig, mine, mine_to_file
 from repogym.samples.long_history import generate_long_history
 from repogym.task import Source
+
+from ..support.git import apply_check, clone
 
 CODE = "def add(a, b):\n    return a + b + {n}\n"
 TEST = "from pkg.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == {n}\n"
@@ -221,7 +222,7 @@ def test_a_funnel_that_does_not_add_up_is_refused() -> None:
 def test_bare_repository_and_git_errors(repo, tmp_path) -> None:
     _fix(repo, 1, "Fix add")
     bare = tmp_path / "bare.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(repo.path), str(bare)], check=True)
+    clone(repo.path, bare, "--bare")
     (task,) = mine(bare).tasks
     assert task.repo_source == str(bare.resolve())
 
@@ -250,7 +251,7 @@ def test_sample_repos_yield_every_planted_fix_and_nothing_from_bots_docs_or_refa
             assert task.metadata["mining"]["statement_source"] == "issue"
             assert task.metadata["mining"]["issue_numbers"] == [fix.issue_number]
             assert "Fixed in" not in task.hints_text  # comments after the fix are the answer, not a hint
-        _apply_at(sample.path, task.base_commit, task.test_patch, task.patch)
+        apply_check(sample.path, task.base_commit, task.test_patch, task.patch)
     assert result.funnel.scanned == len(sample.commits)
     assert result.funnel.count("in_merged_branch") == len(sample.shas(CommitKind.PR_BRANCH))
 
@@ -261,21 +262,6 @@ def _paths(patch: str) -> list[str]:
     return changed_paths(patch)
 
 
-def _apply_at(repo_path, base: str, *patches: str) -> None:
-    worktree = repo_path.parent / f"check-{base[:10]}"
-    subprocess.run(
-        ["git", "worktree", "add", "-q", "--detach", str(worktree), base], cwd=repo_path, check=True
-    )
-    try:
-        for patch in patches:
-            done = subprocess.run(
-                ["git", "apply", "-"], cwd=worktree, input=patch.encode(), capture_output=True
-            )
-            assert done.returncode == 0, done.stderr.decode()
-    finally:
-        subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=repo_path, check=True)
-
-
 def test_shallow_clone_fails_closed_on_merges_it_cannot_check(repo, tmp_path) -> None:
     repo.checkout("topic", create=True)
     _fix(repo, 1, "Topic fix")
@@ -283,7 +269,7 @@ def test_shallow_clone_fails_closed_on_merges_it_cannot_check(repo, tmp_path) ->
     repo.write("docs/guide.md", "Guide\n").commit("docs: guide")
     repo.merge("topic", "Merge pull request #3 from dev/topic")
     shallow = tmp_path / "shallow"
-    subprocess.run(["git", "clone", "-q", "--depth", "2", f"file://{repo.path}", str(shallow)], check=True)
+    clone(f"file://{repo.path}", shallow, "--depth", "2")
 
     result = mine(shallow)
 

@@ -3,23 +3,12 @@ pipeline's own data stage (through the Runner, so its record is on disk as a qui
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
 import pytest
 
-from repogym.pipeline.data import DataInput, DataResult, data_stage
+from repogym.pipeline.data import DataInput, data_stage
 from repogym.pipeline.runner import SILENT, Runner
 
-
-@dataclass(frozen=True)
-class SampleData:
-    out: Path
-    result: DataResult
-
-    @property
-    def tasks_file(self) -> Path:
-        return self.out / "tasks.jsonl"
+from ..support.pipeline import SampleData
 
 
 @pytest.fixture(scope="session")

@@ -1,16 +1,13 @@
-"""Fixtures of the privacy tests; the helpers themselves live in privacy_support.py."""
+"""Fixtures of the privacy tests; the helpers themselves live in tests/support/privacy.py."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from privacy_support import init_repo
+from ..support.privacy import init_repo
 
 
 @pytest.fixture

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from privacy_support import (
+
+from repogym.privacy import DropCode, ScrubConfig, detect_license, scrub_tasks
+from repogym.task import Task
+
+from ..support.git import commit_files, git
+from ..support.privacy import (
     AGPL3,
     APACHE,
     BSD2,
@@ -21,12 +26,7 @@ from privacy_support import (
     UNLICENSE,
     ZERO_BSD,
     ZLIB,
-    commit_files,
-    git,
 )
-
-from repogym.privacy import DropCode, ScrubConfig, detect_license, scrub_tasks
-from repogym.task import Task
 
 TEXTS = {
     "MIT": MIT,

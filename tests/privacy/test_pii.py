@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from privacy_support import MIT, applies, diff_of, init_repo
 
 from repogym.privacy import PiiKind, ScrubConfig, scrub_tasks
 from repogym.privacy.pii import redact_pii
 from repogym.task import Task
+
+from ..support.privacy import MIT, applies, diff_of, init_repo
 
 ISSUE = """Crash when syncing contacts
 

@@ -7,10 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from privacy_support import AWS_KEY, GPL3, MIT, applies, assert_absent, diff_of, init_repo
-
 from repogym.dataset import load_tasks, save_tasks
 from repogym.task import Task
+
+from ..support.privacy import AWS_KEY, GPL3, MIT, applies, assert_absent, diff_of, init_repo
 
 
 def _repogym(*args: str) -> subprocess.CompletedProcess[str]:

@@ -9,12 +9,13 @@ import random
 import re
 
 import pytest
-from secret_corpus import FILLER, PLANTED
 
 from repogym.privacy.patchlines import LineKind
 from repogym.privacy.scanpool import ScanField, scan_batch
 from repogym.privacy.secretgate import GATES, SecretGate, fingerprint
 from repogym.privacy.secrets import SecretScanner
+
+from ..support.secret_corpus import FILLER, PLANTED
 
 FILE_TYPES = ("app.py", "conf.yaml", "setup.cfg", "main.go", "notes.txt", "App.java", "x.tf", "lib.c")
 

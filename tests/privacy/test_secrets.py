@@ -7,7 +7,15 @@ import logging
 from pathlib import Path
 
 import pytest
-from privacy_support import (
+
+from repogym.dataset import save_tasks
+from repogym.files import write_json
+from repogym.privacy import DropCode, ScrubConfig, SecretPolicy, scrub_tasks
+from repogym.privacy.gitread import applies_at
+from repogym.task import EnvSpec, Task
+
+from ..support.git import git
+from ..support.privacy import (
     AWS_KEY,
     GITHUB_TOKEN,
     HIGH_ENTROPY,
@@ -17,15 +25,8 @@ from privacy_support import (
     assert_absent,
     diff_of,
     fragments,
-    git,
     init_repo,
 )
-
-from repogym.dataset import save_tasks
-from repogym.files import write_json
-from repogym.privacy import DropCode, ScrubConfig, SecretPolicy, scrub_tasks
-from repogym.privacy.gitread import applies_at
-from repogym.task import EnvSpec, Task
 
 SECRETS = {
     "aws": (AWS_KEY, "AWS Access Key"),

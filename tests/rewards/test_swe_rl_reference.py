@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,19 +13,11 @@ from repogym.rewards.similarity import similarity_from_diff, similarity_from_pat
 from repogym.search_replace import answer_from_patch, apply_answer
 from repogym.task import Task
 
-# The vectors live beside the repository (shared by every checkout), not in it.
-CASES_FILE = Path(__file__).resolve().parents[2].parent / "shared" / "testdata" / "swe_rl_reward_cases.json"
+from ..support.git import git, init_repo
 
-
-def _reference_cases() -> list[dict]:
-    if not CASES_FILE.is_file():
-        pytest.skip(
-            f"{CASES_FILE} is not there (it sits beside the repository checkout)", allow_module_level=True
-        )
-    return json.loads(CASES_FILE.read_text())["cases"]
-
-
-CASES = _reference_cases()
+# The reference implementation's own values (data/README.md says where they come from).
+CASES_FILE = Path(__file__).parent / "data" / "swe_rl_reward_cases.json"
+CASES = json.loads(CASES_FILE.read_text(encoding="utf-8"))["cases"]
 
 
 def test_the_vectors_cover_every_rule():
@@ -98,19 +89,11 @@ def test_unidiff_variant_compares_hunks_as_written():
     assert similarity_from_patches(one, "not a diff").reward == 0.0
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
-
-
 def test_agent_mode_ignores_how_the_diff_was_written(tmp_path):
     """A candidate equal to the gold change scores 1.0 even if git wrote it with other context or hunks."""
     repo = tmp_path / "r"
-    repo.mkdir()
-    git(repo, "init", "-q")
     text = "".join(f"v{i} = {i}\n" for i in range(40))
-    (repo / "m.py").write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    init_repo(repo, {"m.py": text}, "base")
     (repo / "m.py").write_text(text.replace("v3 = 3", "v3 = -3").replace("v9 = 9", "v9 = -9"))
     gold, terse = git(repo, "diff"), git(repo, "diff", "-U1")
     assert gold.count("@@ -") == 1 and terse.count("@@ -") == 2  # one hunk versus two

@@ -24,23 +24,23 @@ from repogym.samples import (
     load_manifest,
 )
 
-from .conftest import git_out
+from ..support.git import git
 
 
 def all_shas(repo: Path) -> list[str]:
-    return git_out(repo, "rev-list", "--all", "--reverse", "--topo-order").split()
+    return git(repo, "rev-list", "--all", "--reverse", "--topo-order").split()
 
 
 def parents(repo: Path, sha: str) -> list[str]:
-    return git_out(repo, "rev-list", "--parents", "-n", "1", sha).split()[1:]
+    return git(repo, "rev-list", "--parents", "-n", "1", sha).split()[1:]
 
 
 def changed_files(repo: Path, sha: str) -> list[str]:
     """Files a commit changes against its first parent (the root commit: all of its files)."""
     first = parents(repo, sha)[:1]
     if not first:
-        return git_out(repo, "ls-tree", "-r", "--name-only", sha).split()
-    return git_out(repo, "diff", "--name-only", first[0], sha).split()
+        return git(repo, "ls-tree", "-r", "--name-only", sha).split()
+    return git(repo, "diff", "--name-only", first[0], sha).split()
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_other_seed_gives_other_content(tmp_path: Path) -> None:
     assert first.head != second.head
     assert first.secret.value != second.secret.value
     tree = "ls-tree", "-r", "HEAD"
-    assert git_out(first.path, *tree) != git_out(second.path, *tree)
+    assert git(first.path, *tree) != git(second.path, *tree)
 
 
 def test_git_config_of_the_user_does_not_change_shas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -83,8 +83,8 @@ def test_every_commit_is_in_the_answer_key_once(repo: SampleRepo) -> None:
     assert repo.commits[0].kind == CommitKind.INITIAL
     kinds = {commit.kind for commit in repo.commits}
     assert kinds == set(CommitKind)
-    assert git_out(repo.path, "rev-parse", "HEAD").strip() == repo.head
-    assert git_out(repo.path, "for-each-ref", "--format=%(refname)").split() == [
+    assert git(repo.path, "rev-parse", "HEAD").strip() == repo.head
+    assert git(repo.path, "for-each-ref", "--format=%(refname)").split() == [
         "refs/heads/main",
         "refs/tags/v0.1.0",
         "refs/tags/v0.2.0",
@@ -92,7 +92,7 @@ def test_every_commit_is_in_the_answer_key_once(repo: SampleRepo) -> None:
 
 
 def test_commits_have_increasing_dates_and_several_authors(repo: SampleRepo) -> None:
-    log = git_out(repo.path, "log", "--first-parent", "--reverse", "--format=%at|%an|%ae").splitlines()
+    log = git(repo.path, "log", "--first-parent", "--reverse", "--format=%at|%an|%ae").splitlines()
     times = [int(line.split("|")[0]) for line in log]
     assert times == sorted(times) and len(set(times)) == len(times)
     humans = {line.split("|")[1] for line in log if "[bot]" not in line}
@@ -114,7 +114,7 @@ def test_planted_fixes_have_the_promised_shape(repo: SampleRepo) -> None:
         assert not set(fix.FAIL_TO_PASS) & set(fix.PASS_TO_PASS)
         if fix.kind == FixKind.PR:
             assert len(parents(repo.path, fix.fix_commit)) == 2
-            subject = git_out(repo.path, "log", "-1", "--format=%s", fix.fix_commit).strip()
+            subject = git(repo.path, "log", "-1", "--format=%s", fix.fix_commit).strip()
             assert re.fullmatch(rf"Merge pull request #{fix.pr_number} from [\w-]+/fix-{fix.slug}", subject)
             assert fix.branch_commits and parents(repo.path, fix.fix_commit)[1] == fix.branch_commits[-1]
             assert fix.issue_number is not None and fix.issue_number < fix.pr_number
@@ -135,7 +135,7 @@ def test_other_commit_kinds_touch_what_their_kind_says(repo: SampleRepo) -> None
         assert any(path.startswith("src/") for path in files) and any(
             path.startswith("tests/") for path in files
         )
-    bots = {git_out(repo.path, "log", "-1", "--format=%an|%s", sha).strip() for sha in repo.bot_commits}
+    bots = {git(repo.path, "log", "-1", "--format=%an|%s", sha).strip() for sha in repo.bot_commits}
     assert "dependabot[bot]|Bump pytest-cov from 4.1.0 to 5.0.0" in bots
     assert "github-actions[bot]|Bump version to 0.2.0" in bots
 
@@ -155,7 +155,7 @@ def test_pyproject_makes_a_real_installable_library(repo: SampleRepo) -> None:
     assert '__version__ = "0.2.0"' in (package / "__init__.py").read_text()
     for name in ("README.md", "CHANGELOG.md", "LICENSE", "docs/index.md", "requirements-dev.txt"):
         assert (repo.path / name).is_file(), name
-    assert git_out(repo.path, "status", "--porcelain") == ""
+    assert git(repo.path, "status", "--porcelain") == ""
 
 
 @pytest.mark.parametrize(
@@ -177,7 +177,7 @@ def test_licence_text_and_metadata(tmp_path: Path, spdx: str, phrases: list[str]
 
 
 def test_nothing_in_the_repository_reveals_the_answer_key(repo: SampleRepo) -> None:
-    history = git_out(repo.path, "log", "--all", "-p", "--format=%B")
+    history = git(repo.path, "log", "--all", "-p", "--format=%B")
     for word in ("FAIL_TO_PASS", "PASS_TO_PASS", "manifest", "planted", "repogym"):
         assert word not in history
     assert not list((repo.path / ".git").glob("*marks*"))
@@ -194,7 +194,7 @@ def test_without_prs_every_fix_is_a_commit(tmp_path: Path) -> None:
     repo = generate_repo(tmp_path / "lib", seed=4, with_prs=False, n_bug_fixes=3)
     assert repo.prs_path is None and not list(tmp_path.glob("*.jsonl"))
     assert {fix.kind for fix in repo.fixes} == {FixKind.COMMIT}
-    merges = git_out(repo.path, "rev-list", "--merges", "HEAD").split()
+    merges = git(repo.path, "rev-list", "--merges", "HEAD").split()
     assert merges == []
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from repogym.samples import LIBRARIES, FixKind, SampleRepo, generate_repo
 
-from .conftest import PytestServers, SuiteRun, checkout
+from ..support.pytest_servers import PytestServers, SuiteRun, checkout
 
 pytestmark = pytest.mark.xdist_group("samples-planted-fixes")
 

@@ -11,7 +11,7 @@ import pytest
 from repogym.errors import DatasetError
 from repogym.samples import FixKind, SampleRepo, generate_repo, read_export
 
-from .conftest import git_out
+from ..support.git import git
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def test_each_pr_fix_has_a_merged_pull_linked_to_its_issue(repo: SampleRepo) -> 
         assert pull["head"]["sha"] == fix.branch_commits[-1] and pull["head"]["ref"] == f"fix-{fix.slug}"
         assert pull["html_url"] == f"https://github.com/{repo.github}/pull/{fix.pr_number}"
         assert re.findall(r"Fixes #(\d+)", pull["body"]) == [str(fix.issue_number)]
-        merge_time = git_out(repo.path, "log", "-1", "--format=%cI", fix.fix_commit).strip()
+        merge_time = git(repo.path, "log", "-1", "--format=%cI", fix.fix_commit).strip()
         assert _utc(merge_time) == pull["merged_at"]
         issue = issues[fix.issue_number]
         assert issue["state"] == "closed" and "pull_request" not in issue

@@ -12,7 +12,7 @@ from unidiff import PatchSet
 
 from repogym.samples import SampleRepo, generate_repo, read_export
 
-from .conftest import git_out
+from ..support.git import git
 
 DETECTOR = {"github-token": "GitHub Token", "aws-access-key": "AWS Access Key"}
 
@@ -49,7 +49,7 @@ def repo_with_secret_kind(root: Path, kind: str) -> SampleRepo:
 def test_detect_secrets_finds_the_secret_in_the_commit_that_adds_it(tmp_path: Path, kind: str) -> None:
     repo = repo_with_secret_kind(tmp_path, kind)
     secret = repo.secret
-    diff = git_out(repo.path, "show", "--format=", secret.added_in)
+    diff = git(repo.path, "show", "--format=", secret.added_in)
     assert any(text.startswith("+") and secret.value in text for text in diff.splitlines())
     assert any(kind_found == DETECTOR[kind] and secret.value in line for kind_found, line in findings(diff))
     (fix,) = [fix for fix in repo.fixes if fix.contains_secret]
@@ -61,7 +61,7 @@ def test_secret_is_removed_later_and_absent_at_head(tmp_path: Path) -> None:
     secret = repo.secret
     order = [commit.sha for commit in repo.commits]
     assert order.index(secret.added_in) < order.index(secret.removed_in)
-    removal = git_out(repo.path, "show", "--format=", secret.removed_in)
+    removal = git(repo.path, "show", "--format=", secret.removed_in)
     assert any(line.startswith("-") and secret.value in line for line in removal.splitlines())
     head_grep = subprocess.run(
         ["git", "grep", "-F", secret.value, "HEAD"], cwd=repo.path, capture_output=True
@@ -73,7 +73,7 @@ def test_secret_is_removed_later_and_absent_at_head(tmp_path: Path) -> None:
 def test_no_other_fix_patch_or_issue_text_trips_detect_secrets(tmp_path: Path) -> None:
     repo = generate_repo(tmp_path / "lib", seed=3, library="textutils", n_bug_fixes=6)
     for fix in repo.fixes:
-        patch = git_out(repo.path, "diff", fix.base_commit, fix.fix_commit)
+        patch = git(repo.path, "diff", fix.base_commit, fix.fix_commit)
         assert bool(findings(patch)) == fix.contains_secret, fix.slug
     assert repo.prs_path is not None
     assert repo.secret.value not in repo.prs_path.read_text()

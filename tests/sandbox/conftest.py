@@ -1,15 +1,11 @@
-"""Fixtures of the sandbox tests; the helpers themselves live in sandbox_support.py."""
+"""Fixtures of the sandbox tests; the helpers themselves live in tests/support (git.py, sandbox.py)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from sandbox_support import HELLO_FILES, GitRepo
+from ..support.git import GitRepo
+from ..support.sandbox import HELLO_FILES
 
 
 @pytest.fixture(scope="session")

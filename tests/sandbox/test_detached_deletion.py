@@ -9,10 +9,11 @@ import threading
 import time
 
 import pytest
-from sandbox_support import plant_undeletable_tree
 
 from repogym.sandbox import workspace
 from repogym.sandbox.base import Limits
+
+from ..support.sandbox import plant_undeletable_tree
 
 
 @pytest.fixture

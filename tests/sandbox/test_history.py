@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 import threading
 from pathlib import Path
 
@@ -16,32 +15,18 @@ from repogym.sandbox.history import history_store, link_history
 from repogym.sandbox.repos import mirror
 from repogym.sandbox.workspace import pristine_checkout
 
-# Checkouts belong to the sandbox uid when repogym runs as root: let this process's git read them.
-_GIT_ENV = {
-    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-    "HOME": "/nonexistent",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_COUNT": "1",
-    "GIT_CONFIG_KEY_0": "safe.directory",
-    "GIT_CONFIG_VALUE_0": "*",
-}
-
-
-def _git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=cwd, env=_GIT_ENV, capture_output=True, text=True, check=check)
+from ..support.git import clone, git, git_run
 
 
 def _objects(git_dir: Path) -> set[str]:
-    listed = _git(git_dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)").stdout
+    listed = git(git_dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
     return set(listed.split())
 
 
 def _reachable(mirror_path: Path, commit: str) -> set[str]:
     """What a checkout of `commit` must hold: its history's objects and the annotated tags of its past."""
-    listing = _git(mirror_path, "rev-list", "--objects", commit).stdout
-    tags = _git(
-        mirror_path, "for-each-ref", "--merged", commit, "--format=%(objectname) %(objecttype)"
-    ).stdout
+    listing = git(mirror_path, "rev-list", "--objects", commit)
+    tags = git(mirror_path, "for-each-ref", "--merged", commit, "--format=%(objectname) %(objecttype)")
     annotated = {line.split()[0] for line in tags.splitlines() if line.endswith(" tag")}
     return {line.split()[0] for line in listing.splitlines()} | annotated
 
@@ -51,10 +36,10 @@ def _assert_exact(mirror_path: Path, commit: str) -> Path:
     checkout = pristine_checkout(mirror_path, commit)
     assert not (checkout / ".git" / "objects" / "info" / "alternates").exists()
     assert _objects(checkout) == _reachable(mirror_path, commit)
-    fsck = _git(checkout, "fsck", "--full", "--strict", check=False)
+    fsck = git_run(checkout, "fsck", "--full", "--strict")
     assert fsck.returncode == 0 and not fsck.stdout.strip(), fsck.stdout + fsck.stderr
-    ours = _git(checkout, "describe", "--tags", "--always").stdout
-    assert ours == _git(mirror_path, "describe", "--tags", "--always", commit).stdout
+    ours = git(checkout, "describe", "--tags", "--always")
+    assert ours == git(mirror_path, "describe", "--tags", "--always", commit)
     return checkout
 
 
@@ -78,10 +63,10 @@ def test_a_later_commit_builds_a_small_pack_over_the_stored_one(git_repo):
     assert len(first_packs) == 1 and first_packs < last_packs and len(last_packs) == 2
     # The later commit's own pack holds only what the stored one does not: two commits' worth.
     new = (last_packs - first_packs).pop()
-    own = _git(
+    own = git(
         last, "verify-pack", "-v", str(last / ".git" / "objects" / "pack" / new.replace(".pack", ".idx"))
     )
-    assert sum(1 for line in own.stdout.splitlines() if " commit " in line) == 2
+    assert sum(1 for line in own.splitlines() if " commit " in line) == 2
     # Shared, not copied: the store's file under another name.
     stored = history_store(mirror_path) / next(iter(first_packs))
     assert os.path.samefile(stored, last / ".git" / "objects" / "pack" / next(iter(first_packs)))
@@ -115,7 +100,7 @@ def test_a_tag_made_after_the_commit_was_stored_gets_a_pack_of_its_own(git_repo,
     linked = link_history(mirror_path, second, tmp_path / "pack")
     assert linked.built is not None and len(linked.packs) == 2
     assert [tag.name for tag in linked.tags] == ["refs/tags/v1"] and linked.tags[0].annotated
-    _git(tmp_path, "init", "-q", "--bare", "check.git")
+    git(tmp_path, "init", "-q", "--bare", "check.git")
     for pack in (tmp_path / "pack").iterdir():
         os.link(pack, tmp_path / "check.git" / "objects" / "pack" / pack.name)
     assert _objects(tmp_path / "check.git") == _reachable(mirror_path, second)
@@ -132,7 +117,7 @@ def test_a_parentless_commit_holds_its_tree_alone(git_repo):
     mirror_path = mirror(str(repo.path))
     checkout = _assert_exact(mirror_path, base)
     assert len(_objects(checkout)) == 4  # the commit, its tree, two blobs
-    assert _git(checkout, "log", "--format=%H").stdout.split() == [base]
+    assert git(checkout, "log", "--format=%H").split() == [base]
 
 
 def test_a_submodule_gets_its_files_and_no_git_dir(git_repo):
@@ -156,13 +141,11 @@ def test_a_shallow_mirror_gives_a_shallow_checkout_that_fscks(git_repo, tmp_path
     repo = git_repo("deep")
     commits = [repo.commit({"f.py": f"N = {n}\n"}, f"c{n}") for n in range(4)]
     shallow = tmp_path / "shallow"
-    subprocess.run(
-        ["git", "clone", "-q", "--depth", "2", f"file://{repo.path}", str(shallow)], check=True, env=_GIT_ENV
-    )
+    clone(f"file://{repo.path}", shallow, "--depth", "2")
     mirror_path = mirror(str(shallow))
     checkout = _assert_exact(mirror_path, commits[3])
     assert (checkout / ".git" / "shallow").read_text().split() == [commits[2]]
-    assert _git(checkout, "log", "--format=%H").stdout.split() == [commits[3], commits[2]]
+    assert git(checkout, "log", "--format=%H").split() == [commits[3], commits[2]]
 
 
 def test_a_store_that_lost_a_pack_starts_afresh(git_repo):

@@ -11,10 +11,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from sandbox_support import HELLO_FILES
 
 from repogym.sandbox.base import Limits
 from repogym.sandbox.runtime import TaskRuntime, reinstall_if_packaging_changed
+
+from ..support.sandbox import HELLO_FILES
 
 # -- /dev/shm ------------------------------------------------------------------------------------
 

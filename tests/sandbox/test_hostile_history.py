@@ -35,6 +35,8 @@ from repogym.synth.store import BugCommit, TaskRepo
 from repogym.task import Source, Task
 from repogym.testing import BUGGY_SOURCE, TESTS_AFTER, make_toy_task
 
+from ..support.git import commit_files, git
+
 SOURCE_FILE = "src/calc/__init__.py"
 
 #: Run by the jail's Python (and by the host's, over the mirror, for the positive side). Reads every
@@ -126,29 +128,9 @@ class Case:
     """The commit checked out on the host beside the base (the fix, or the clean commit)."""
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(repo),
-        "GIT_AUTHOR_NAME": "Dev",
-        "GIT_AUTHOR_EMAIL": "dev@example.invalid",
-        "GIT_COMMITTER_NAME": "Dev",
-        "GIT_COMMITTER_EMAIL": "dev@example.invalid",
-        "GIT_AUTHOR_DATE": "2024-02-01T00:00:00Z",
-        "GIT_COMMITTER_DATE": "2024-02-01T00:00:00Z",
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-    done = subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True)
-    return done.stdout.strip()
-
-
-def _commit(repo: Path, files: dict[str, str], message: str) -> str:
-    for name, text in files.items():
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(text)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", message)
-    return _git(repo, "rev-parse", "HEAD")
+#: The history's own commits come a month after the toy's first one: `git log --all` lists by date.
+_LATER = "2024-02-01T00:00:00Z"
+_LATER_ENV = {"GIT_AUTHOR_DATE": _LATER, "GIT_COMMITTER_DATE": _LATER}
 
 
 def _history_case(root: Path, kind: str, source: Source) -> Case:
@@ -158,20 +140,22 @@ def _history_case(root: Path, kind: str, source: Source) -> Case:
     toy = make_toy_task(root, instance_id=f"toy__calc-history-{kind}")
     repo = Path(toy.repo_source)
     first = toy.base_commit
-    _git(repo, "tag", "-a", "v1.0", "-m", "release 1.0")
+    git(repo, "tag", "-a", "v1.0", "-m", "release 1.0", env=_LATER_ENV)
     base_line = f"calc adds and multiplies ({kind})"
-    base = _commit(repo, {"README.md": f"# calc\n\n{base_line}\n"}, "docs: say what calc does")
+    readme = {"README.md": f"# calc\n\n{base_line}\n"}
+    base = commit_files(repo, readme, "docs: say what calc does", date=_LATER)
     fixed = BUGGY_SOURCE.replace("return a - b", f"return a + b  # {marker}")
-    fix = _commit(repo, {SOURCE_FILE: fixed, "tests/test_calc.py": TESTS_AFTER}, f"calc: add adds ({marker})")
-    gold = _git(repo, "diff", base, fix, "--", SOURCE_FILE) + "\n"
-    _git(repo, "tag", "-a", "v1.1", "-m", f"release 1.1: {marker}")
-    _git(repo, "tag", "v1.1-light")
-    later = _commit(repo, {"CHANGES.md": f"{marker}\n"}, "later work")
-    _git(repo, "checkout", "-q", "-b", "feature", base)
-    side = _commit(repo, {"notes.md": f"{marker}\n"}, "wip on a side branch")
-    _git(repo, "checkout", "-q", "main")
+    fix_files = {SOURCE_FILE: fixed, "tests/test_calc.py": TESTS_AFTER}
+    fix = commit_files(repo, fix_files, f"calc: add adds ({marker})", date=_LATER)
+    gold = git(repo, "diff", base, fix, "--", SOURCE_FILE).strip() + "\n"
+    git(repo, "tag", "-a", "v1.1", "-m", f"release 1.1: {marker}", env=_LATER_ENV)
+    git(repo, "tag", "v1.1-light")
+    later = commit_files(repo, {"CHANGES.md": f"{marker}\n"}, "later work", date=_LATER)
+    git(repo, "checkout", "-q", "-b", "feature", base)
+    side = commit_files(repo, {"notes.md": f"{marker}\n"}, "wip on a side branch", date=_LATER)
+    git(repo, "checkout", "-q", "main")
     task = toy.replace(base_commit=base, patch=gold, source=source)
-    secrets = {"fix": fix, "tag v1.1": _git(repo, "rev-parse", "v1.1"), "later": later, "side": side}
+    secrets = {"fix": fix, "tag v1.1": git(repo, "rev-parse", "v1.1").strip(), "later": later, "side": side}
     return Case(kind, task, secrets, marker, (base, first), f"v1.0-1-g{base[:7]}", base_line, fix)
 
 
@@ -181,9 +165,8 @@ def _synthetic_case(root: Path) -> Case:
     marker = f"clean-{uuid.uuid4().hex[:12]}"
     toy = make_toy_task(root, instance_id="toy__calc-history-synthetic")
     source = Path(toy.repo_source)
-    clean = _commit(
-        source, {SOURCE_FILE: BUGGY_SOURCE.replace("return a - b", f"return a + b  # {marker}")}, "clean"
-    )
+    clean_source = BUGGY_SOURCE.replace("return a - b", f"return a + b  # {marker}")
+    clean = commit_files(source, {SOURCE_FILE: clean_source}, "clean", date=_LATER)
     store = TaskRepo(root / "tasks.git")
     store.ensure(source, clean)
     written = store.write([BugCommit(toy.instance_id, clean, {SOURCE_FILE: BUGGY_SOURCE}, "synthetic bug\n")])
@@ -236,8 +219,8 @@ def test_episode_cat_file_all_objects_lists_only_the_base_commits_past(prepared,
     listed = episode.run("git cat-file --batch-all-objects --batch-check='%(objectname)'")
     assert listed.ok, listed.output
     _assert_nothing_secret(case, listed.output)
-    reachable = _git(mirror, "rev-list", "--objects", case.task.base_commit).split("\n")
-    tags = _git(
+    reachable = git(mirror, "rev-list", "--objects", case.task.base_commit).strip().split("\n")
+    tags = git(
         mirror, "for-each-ref", "--merged", case.task.base_commit, "--format=%(objectname) %(objecttype)"
     )
     expected = {line.split()[0] for line in reachable} | {
@@ -245,7 +228,7 @@ def test_episode_cat_file_all_objects_lists_only_the_base_commits_past(prepared,
     }
     assert set(listed.output.split()) == expected
     # The positive side: the mirror the checkout came from holds the secrets.
-    everything = _git(mirror, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
+    everything = git(mirror, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
     assert set(case.secret_shas.values()) <= set(everything.split())
 
 
@@ -296,7 +279,7 @@ def test_episode_describe_and_fsck_work_as_in_a_clone(prepared, episode):
     described = episode.run("git describe --tags --always")
     assert described.ok and described.output.strip().startswith(case.describe), described.output
     if case.kind != "synthetic":
-        mirror_says = _git(prepared.runtime.mirror_path, "describe", "--tags", case.task.base_commit)
+        mirror_says = git(prepared.runtime.mirror_path, "describe", "--tags", case.task.base_commit).strip()
         assert described.output.strip() == mirror_says
     checked = episode.run("git fsck --full --strict 2>&1 && git status --porcelain && echo clean")
     assert checked.ok and checked.output.strip() == "clean", checked.output

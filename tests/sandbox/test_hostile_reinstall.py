@@ -9,13 +9,16 @@ import time
 from pathlib import Path
 
 import pytest
-from sandbox_support import HELLO_FILES
 
 from repogym.grading.grade import grade
 from repogym.grading.report import Outcome
 from repogym.sandbox.base import Limits
 from repogym.sandbox.runtime import TaskRuntime
 from repogym.testing import toy_patch
+
+from ..support.forgers import FIX_ADD_ON_IMPORT
+from ..support.patches import new_file
+from ..support.sandbox import HELLO_FILES
 
 # Passes exactly the task's FAIL_TO_PASS test and leaves every other result alone (the canary fails as ever).
 _CONFTEST = (
@@ -58,37 +61,13 @@ def test_grading_setup_py_run_by_the_reinstall_writes_a_conftest(cli_task):
 # -- what the re-install writes in the venv (grading/installcheck.py) -------------------------------------------
 
 _SITE = "/opt/repogym/venv/lib/python3.11/site-packages"
-# Fixes `add` in memory as `calc` is imported: start-up code that runs makes the wrong patch RESOLVED.
-_FIX_ON_IMPORT = (
-    "import sys\n"
-    "class _Fixer:\n"
-    "    def find_spec(self, name, path=None, target=None):\n"
-    "        if name != 'calc':\n"
-    "            return None\n"
-    "        sys.meta_path.remove(self)\n"
-    "        import importlib.util\n"
-    "        spec = importlib.util.find_spec(name)\n"
-    "        run = spec.loader.exec_module\n"
-    "        def fixed(module):\n"
-    "            run(module)\n"
-    "            module.add = lambda a, b: a + b\n"
-    "        spec.loader.exec_module = fixed\n"
-    "        return spec\n"
-    "sys.meta_path.insert(0, _Fixer())\n"
-)
 # A pytest plugin, kept as ordinary code under test (src/calc/_plugin.py): it fixes `add` when pytest loads it,
 # before the test module imports `add`. Harmless unless something registers it.
 _PLUGIN = "import calc\n\ncalc.add = lambda a, b: a + b\n"
 
 
-def _new_file(path: str, text: str) -> str:
-    lines = text.splitlines()
-    body = "".join(f"+{line}\n" for line in lines)
-    return f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n{body}"
-
-
 def _setup_py(code: str = "", arguments: str = "") -> str:
-    return _new_file("setup.py", f"from setuptools import setup\n{code}\nsetup({arguments})\n")
+    return new_file("setup.py", f"from setuptools import setup\n{code}\nsetup({arguments})\n")
 
 
 def _assert_refused_in_the_venv(result, path: str) -> None:
@@ -101,7 +80,7 @@ def _assert_refused_in_the_venv(result, path: str) -> None:
 def test_grading_setup_py_run_by_the_reinstall_writes_a_pth_into_site_packages(toy_task, toy_runtime):
     """Was a hole at 385871c: the venv after the grader's re-install was never checked, so a setup.py (run
     by that re-install) wrote a .pth whose `import` line ran at every interpreter start: RESOLVED."""
-    line = f"import sys; exec({_FIX_ON_IMPORT!r})"
+    line = f"import sys; exec({FIX_ADD_ON_IMPORT!r})"
     code = f"open('{_SITE}/calc_speedups.pth', 'w').write({line + chr(10)!r})"
     result = grade(toy_task, _setup_py(code), runtime=toy_runtime)
     _assert_refused_in_the_venv(result, f"{_SITE}/calc_speedups.pth (a .pth file")
@@ -115,7 +94,7 @@ def test_grading_pyproject_entry_point_registers_a_pytest_plugin_in_the_reinstal
     patch = toy_patch(
         toy_task, "pyproject.toml", pyproject + '\n[project.entry-points.pytest11]\ncalc = "calc._plugin"\n'
     )
-    result = grade(toy_task, patch + _new_file("src/calc/_plugin.py", _PLUGIN), runtime=toy_runtime)
+    result = grade(toy_task, patch + new_file("src/calc/_plugin.py", _PLUGIN), runtime=toy_runtime)
     _assert_refused_in_the_venv(
         result, "entry_points.txt (entry points the base install did not register: [pytest11])"
     )
@@ -125,7 +104,7 @@ def test_grading_pyproject_entry_point_registers_a_pytest_plugin_in_the_reinstal
 def test_grading_setup_py_entry_point_registers_a_pytest_plugin_in_the_reinstall(toy_task, toy_runtime):
     """The same through setup.py's `entry_points={'pytest11': ...}`."""
     patch = _setup_py(arguments="entry_points={'pytest11': ['calc = calc._plugin']}")
-    result = grade(toy_task, patch + _new_file("src/calc/_plugin.py", _PLUGIN), runtime=toy_runtime)
+    result = grade(toy_task, patch + new_file("src/calc/_plugin.py", _PLUGIN), runtime=toy_runtime)
     _assert_refused_in_the_venv(
         result, "entry_points.txt (entry points the base install did not register: [pytest11])"
     )

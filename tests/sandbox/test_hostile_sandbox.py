@@ -132,6 +132,7 @@ def test_write_to_pristine_checkout_through_workspace_leaves_it_intact(episode, 
 def test_read_host_environment_secret_fails(episode, monkeypatch):
     monkeypatch.setenv("REPOGYM_HOSTILE_SECRET", "env-secret-value")
     result = episode.run("env; cat /proc/1/environ | tr '\\0' '\\n'")
+    assert "HOME=/tmp/home" in result.output, result.output  # `env` ran and printed the jail's own environment
     assert "env-secret-value" not in result.output
     assert "REPOGYM_HOSTILE_SECRET" not in result.output
 
@@ -141,6 +142,8 @@ def test_read_host_file_secret_fails(episode, host_secret):
         f"cat {host_secret}; cat /root/.bash_history; ls /root; grep -rs TOP-SECRET /etc /opt /root /tmp | head",
         limits=Limits(wall_s=60),
     )
+    # `cat` ran, at the host file's own path, and found nothing there: the host's /tmp is not the jail's.
+    assert f"{host_secret}: No such file or directory" in result.output, result.output
     assert "TOP-SECRET-HOST-VALUE" not in result.output
 
 

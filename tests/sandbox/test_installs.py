@@ -7,7 +7,6 @@ import dataclasses
 import shutil
 
 import pytest
-from sandbox_support import HELLO_FILES
 
 from repogym.errors import EnvBuildError
 from repogym.grading.grade import grade
@@ -15,6 +14,8 @@ from repogym.grading.report import Outcome
 from repogym.sandbox.envbuild import env_key, find_interpreters, pick_interpreter
 from repogym.sandbox.runtime import TaskRuntime
 from repogym.task import EnvSpec
+
+from ..support.sandbox import HELLO_FILES
 
 _SCM_FILES = {
     "pyproject.toml": (

@@ -10,7 +10,8 @@ from repogym.synth.config import SynthConfig
 from repogym.synth.methods import resolve_methods
 from repogym.synth.synth import synthesize
 
-from .conftest import GEOMETRY, REPO_NAME, TESTS, git, make_repo
+from ..support.git import git
+from ..support.shapes import GEOMETRY, REPO_NAME, TESTS, make_shapes_repo
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("synth-shapes")]
 
@@ -38,7 +39,7 @@ def test_an_unknown_method_lists_the_known_ones():
 
 
 def test_a_repo_without_tests_says_so(synth_cache, tmp_path):
-    repo = make_repo(tmp_path / "notests", {"src/shapes/__init__.py": "", "src/shapes/geometry.py": GEOMETRY})
+    repo = make_shapes_repo(tmp_path / "notests", {"src/shapes/__init__.py": "", "src/shapes/geometry.py": GEOMETRY})
     with pytest.raises(ConfigError, match=r"no result to build on .*synth needs a pytest suite"):
         synthesize(repo, config(), tmp_path / "store")
 
@@ -49,14 +50,14 @@ def test_tests_that_cover_nothing_say_so(synth_cache, tmp_path):
         "src/shapes/geometry.py": GEOMETRY,
         "tests/test_nothing.py": "def test_truth():\n    assert True\n",
     }
-    repo = make_repo(tmp_path / "uncovered", files)
+    repo = make_shapes_repo(tmp_path / "uncovered", files)
     with pytest.raises(ConfigError, match="no function is covered by the tests"):
         synthesize(repo, config(), tmp_path / "store")
 
 
 def test_a_covered_file_that_cannot_be_parsed_is_skipped_and_named(synth_cache, tmp_path):
     """A latin-1 module imports fine (so the tests cover it) but is not UTF-8: synth names it and goes on."""
-    repo = make_repo(
+    repo = make_shapes_repo(
         tmp_path / "latin1",
         {"src/shapes/__init__.py": "", "src/shapes/geometry.py": GEOMETRY, "tests/test_geometry.py": TESTS},
     )

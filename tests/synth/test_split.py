@@ -12,7 +12,7 @@ from repogym.locate import MODULE, task_locations
 from repogym.split import split_tasks, write_split
 from repogym.task import Source, Task
 
-from .conftest import git
+from ..support.git import git
 
 LIB = '''"""A library."""
 
@@ -70,7 +70,7 @@ def test_by_function_leaves_no_function_on_both_sides(tasks):
 def test_by_file_leaves_no_file_on_both_sides(tasks):
     split = split_tasks(tasks, "file", ratio=0.75, seed=0)
     files = [{loc[0] for t in side for loc in task_locations(t)} for side in (split.train, split.test)]
-    assert split.test and not files[0] & files[1]
+    assert split.train and split.test and not files[0] & files[1]
 
 
 def test_a_task_touching_two_functions_ties_them_to_one_side(tasks):
@@ -83,7 +83,10 @@ def test_a_task_touching_two_functions_ties_them_to_one_side(tasks):
     )
     split = split_tasks([*tasks, bridge], "function", ratio=0.5, seed=5)
     train, test = sides(split)
+    assert split.train and split.test  # an empty side shares nothing whatever the split did
     assert not train & test
+    bridged = {("o/r", ("src/m0.py", "f0")), ("o/r", ("src/m1.py", "f1"))}
+    assert bridged <= (test if "bridge" in {t.instance_id for t in split.test} else train)
 
 
 def test_the_split_is_the_same_from_the_same_seed_and_differs_from_another(tasks):
@@ -179,6 +182,7 @@ def test_mined_tasks_split_by_function_share_no_function(mined_repo, tmp_path):
     tasks = [mined(mined_repo, text, f"o__lib-{i}") for i, text in enumerate(variants)]
     split = split_tasks(tasks, "function", 0.5, 0)
     train, test = sides(split)
+    assert split.train and split.test  # an empty side shares nothing whatever the split did
     assert not train & test
     save_tasks(list(split.test), tmp_path / "t.jsonl")
 
@@ -189,7 +193,7 @@ def test_by_repo_leaves_no_repository_on_both_sides(tasks):
     ]
     split = split_tasks(spread, "repo", 0.6, 2)
     repos = [{t.repo for t in side} for side in (split.train, split.test)]
-    assert split.test and not repos[0] & repos[1]
+    assert split.train and split.test and not repos[0] & repos[1]
     assert split.manifest["test_keys"] == sorted(f"repo:{r}" for r in repos[1])
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,13 +20,10 @@ from repogym.task import Source
 from repogym.validate import Verdict, partial_path, validate_candidates
 from repogym.validate.statement import buggy_code, fix_fragments, reveals_fix
 
-from .conftest import REPO_NAME
+from ..support.git import git
+from ..support.shapes import REPO_NAME
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("synth-shapes")]
-
-
-def git(repo: str | Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
 
 
 def test_every_method_finds_candidates_in_covered_code(shapes_synth):

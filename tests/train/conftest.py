@@ -1,92 +1,16 @@
 """Fixtures for training tests: the shared tiny model, a small repo whose tasks are one-line fixes, and
-(for GRPO) the toy task and validated sample-repository tasks; GRPO helpers live in rl_support.py."""
+(for GRPO) the toy task and validated sample-repository tasks; GRPO helpers live in tests/support/rl.py."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from repogym.dataset import save_tasks
-from repogym.task import Source, Task
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-#: Buggy functions at the base commit; each task fixes one line (bug, fix, issue text).
-BUGS = [
-    (
-        "def add(a, b):\n    return a - b\n",
-        "    return a - b",
-        "    return a + b",
-        "add(2, 3) returns -1 instead of 5.",
-    ),
-    (
-        "def mul(a, b):\n    return a + b\n",
-        "    return a + b",
-        "    return a * b",
-        "mul(2, 4) returns 6 instead of 8.",
-    ),
-    ("def neg(a):\n    return a\n", "    return a", "    return -a", "neg(3) returns 3 instead of -3."),
-    ("def is_pos(a):\n    return a < 0\n", "    return a < 0", "    return a > 0", "is_pos(2) is False."),
-    (
-        "def half(a):\n    return a * 2\n",
-        "    return a * 2",
-        "    return a / 2",
-        "half(8) returns 16, not 4.",
-    ),
-]
-
-
-def _git(repo: Path, *args: str) -> str:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(repo), "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "T",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z",
-        "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z",
-    }  # fmt: skip
-    return subprocess.run(
-        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
-    ).stdout
-
-
-def make_bug_tasks(root: Path) -> list[Task]:
-    """A git repo `ops` with one file of five buggy functions (padding between them) and a task per bug."""
-    repo = root / "ops"
-    repo.mkdir(parents=True)
-    padding = "".join(f"\n\ndef helper_{i}(x):\n    return x + {i}\n" for i in range(4))
-    source = "\n\n".join(
-        code + padding.replace("helper_", f"helper{n}_") for n, (code, *_) in enumerate(BUGS)
-    )
-    (repo / "ops.py").write_text(source)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "ops")
-    base = _git(repo, "rev-parse", "HEAD").strip()
-    tasks = []
-    for n, (_, bug, fix, issue) in enumerate(BUGS):
-        (repo / "ops.py").write_text(source.replace(bug + "\n", fix + "\n", 1))
-        patch = _git(repo, "diff")
-        _git(repo, "checkout", "-q", "--", "ops.py")
-        tasks.append(
-            Task(
-                instance_id=f"ops__ops-{n}",
-                repo="ops/ops",
-                base_commit=base,
-                patch=patch,
-                test_patch="",
-                problem_statement=issue,
-                FAIL_TO_PASS=[f"tests/test_ops.py::test_{n}"],
-                PASS_TO_PASS=[],
-                source=Source.SYNTHETIC,
-                repo_source=str(repo),
-                license="MIT",
-            )
-        )
-    return tasks
+from ..support.tasks import make_bug_tasks
 
 
 @pytest.fixture(scope="session")

@@ -11,10 +11,11 @@ compares the first steps' mean reward with the last steps'.
 from __future__ import annotations
 
 import pytest
-from rl_support import fast_settings
 
 from repogym.config import validate_config
 from repogym.train.grpo import train_rl
+
+from ..support.rl import fast_settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 

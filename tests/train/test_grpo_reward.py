@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from rl_support import fast_settings
 
 import repogym.env
 from repogym.config import validate_config
@@ -25,6 +24,8 @@ from repogym.search_replace import FormatError, answer_from_patch, apply_answer
 from repogym.train.grpo import build_trainer
 from repogym.train.rl_checks import load_checked_tokenizer
 from repogym.train.rl_tasks import TaskEnvs
+
+from ..support.rl import fast_settings
 
 pytestmark = pytest.mark.slow
 

@@ -6,13 +6,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from rl_support import fast_settings
 from typer.testing import CliRunner
 
 from repogym.cli import app
 from repogym.config import load_config
 from repogym.errors import ConfigError
 from repogym.train.grpo import train_rl
+
+from ..support.rl import fast_settings
 
 RUNNER = CliRunner()
 

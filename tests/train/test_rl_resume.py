@@ -18,11 +18,12 @@ import time
 from pathlib import Path
 
 import pytest
-from rl_support import fast_settings, write_config
 from safetensors.torch import load_file
 
 from repogym.config import load_config
 from repogym.train.grpo import train_rl
+
+from ..support.rl import fast_settings, write_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # several model loads
 

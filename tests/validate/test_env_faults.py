@@ -20,7 +20,8 @@ from repogym.sandbox.workspace import pristine_checkout
 from repogym.validate import ValidateConfig, Verdict, validate_candidates
 from repogym.validate.envresolve import resolve_task_env
 
-from .conftest import _git, as_candidate
+from ..support.git import git
+from ..support.tasks import as_candidate
 
 NETWORK_TEST = """diff --git a/tests/test_remote.py b/tests/test_remote.py
 new file mode 100644
@@ -41,11 +42,11 @@ new file mode 100644
 def faults(toy, tmp_path_factory):
     """The toy fix at a commit whose conftest imports a missing package, and one whose test dials out."""
     repo = tmp_path_factory.mktemp("broken") / "calc"
-    _git(repo.parent, "clone", "-q", toy.repo_source, str(repo))
+    git(repo.parent, "clone", "-q", toy.repo_source, str(repo))
     (repo / "tests" / "conftest.py").write_text("import repogym_missing_plugin  # noqa: F401\n")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "conftest: load our plugin")
-    broken_base = _git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "conftest: load our plugin")
+    broken_base = git(repo, "rev-parse", "HEAD").strip()
     candidates = [
         as_candidate(toy, "broken-env", base_commit=broken_base, repo_source=str(repo)),
         as_candidate(toy, "dials-out", test_patch=NETWORK_TEST),

@@ -22,7 +22,7 @@ from repogym.validate.envresolve import (
 from repogym.validate.overrides import apply_overrides
 from repogym.validate.recipe import Python2OnlyError, choose_python
 
-from .conftest import _git
+from ..support.git import clone, commit_files, git
 
 INSTALLED = ["2.7.18", "3.6.15", "3.7.16", "3.8.18", "3.9.18", "3.10.13", "3.11.7", "3.12.1", "3.13.0"]
 
@@ -81,22 +81,6 @@ def pins(install_line: str) -> tuple[str, ...]:
     return tuple(w for i, w in enumerate(words) if "==" in w and words[i - 1] != "--exclude-newer-package")
 
 
-def commit(repo: Path, files: dict[str, str], message: str, date: str) -> str:
-    for path, text in files.items():
-        target = repo / path
-        if text is None:
-            target.unlink()
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    _git(repo, "add", "-A")
-    subprocess.run(
-        ["git", "-c", "user.name=T", "-c", "user.email=t@x.invalid", "commit", "-q", "-m", message],
-        cwd=repo, check=True, env={"GIT_COMMITTER_DATE": date, "GIT_AUTHOR_DATE": date, "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
-    return _git(repo, "rev-parse", "HEAD").strip()
-
-
 def files_at(repo: Path, sha: str, into: Path) -> dict[str, str]:
     into.mkdir()
     subprocess.run(f"git archive {sha} | tar -x -C {into}", shell=True, cwd=repo, check=True)
@@ -108,15 +92,15 @@ def history(tmp_path_factory):
     """A project that moved from setup.py + pinned requirements (2019) to pyproject + uv.lock (2025)."""
     repo = tmp_path_factory.mktemp("shop") / "shop"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    old = commit(
+    git(repo, "init", "-q", "-b", "main")
+    old = commit_files(
         repo,
         {"setup.py": SETUP_PY_2019, "requirements/tests.txt": TESTS_TXT, "requirements/base.txt": "attrs==19.1.0\n",
          "shop/__init__.py": "", "tests/test_shop.py": "def test_x():\n    pass\n"},
         "first", "2019-06-12T10:00:00+00:00",
     )  # fmt: skip
-    _git(repo, "tag", "v1.4.0")
-    new = commit(
+    git(repo, "tag", "v1.4.0")
+    new = commit_files(
         repo,
         {"setup.py": None, "requirements/tests.txt": None, "requirements/base.txt": None,
          "pyproject.toml": PYPROJECT_2025, "uv.lock": UV_LOCK},
@@ -218,9 +202,9 @@ def test_a_repositorys_own_repogym_toml_applies_before_the_command_lines_env_fil
 def test_a_bare_repository_s_repogym_toml_is_read_from_head(history, tmp_path):
     repo, _, _ = history
     (repo / "repogym.toml").write_text('[env]\ntest_cmd = "pytest -x"\n')
-    commit(repo, {}, "add repogym.toml", "2025-04-01T00:00:00+00:00")
+    commit_files(repo, {}, "add repogym.toml", "2025-04-01T00:00:00+00:00")
     bare = tmp_path / "bare.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+    clone(repo, bare, "--bare")
     found = repo_env_file(bare)
     assert found is not None and found.rules[0].fields == {"test_cmd": "pytest -x"}
     assert found.source == f"{bare}/repogym.toml (HEAD)"
@@ -297,23 +281,23 @@ def test_test_data_in_a_git_submodule_reaches_the_checkout_from_a_recursive_clon
 
     data = tmp_path / "spec-tests"
     data.mkdir()
-    _git(data, "init", "-q", "-b", "main")
+    git(data, "init", "-q", "-b", "main")
     (data / "cases").mkdir()
     (data / "cases" / "one.toml").write_text("a = 1\n")
-    _git(data, "add", "-A")
-    _git(data, "commit", "-q", "-m", "cases")
+    git(data, "add", "-A")
+    git(data, "commit", "-q", "-m", "cases")
     main = tmp_path / "lib"
     main.mkdir()
-    _git(main, "init", "-q", "-b", "main")
+    git(main, "init", "-q", "-b", "main")
     (main / "lib.py").write_text("X = 1\n")
-    _git(main, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(data), "tests/spec")
-    _git(main, "add", "-A")
-    _git(main, "commit", "-q", "-m", "spec tests as a submodule")
-    head = _git(main, "rev-parse", "HEAD").strip()
+    git(main, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(data), "tests/spec")
+    git(main, "add", "-A")
+    git(main, "commit", "-q", "-m", "spec tests as a submodule")
+    head = git(main, "rev-parse", "HEAD").strip()
     plain = tmp_path / "plain"  # cloned without --recurse-submodules: nothing to copy, left empty
-    _git(tmp_path, "clone", "-q", str(main), str(plain))
+    git(tmp_path, "clone", "-q", str(main), str(plain))
     recursive = tmp_path / "recursive"
-    _git(
+    git(
         tmp_path,
         "-c",
         "protocol.file.allow=always",

@@ -13,7 +13,7 @@ from repogym.dataset import save_tasks
 from repogym.validate import ValidateConfig, Verdict, partial_path, validate_candidates
 from repogym.validate.batch import load_done
 
-from .conftest import as_candidate
+from ..support.tasks import as_candidate
 
 
 def test_rerun_validates_only_new_and_changed_candidates(batch, candidates, toy, tmp_path):

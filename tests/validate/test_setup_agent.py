@@ -34,7 +34,8 @@ from repogym.validate.setup_agent import (
     wants_setup,
 )
 
-from .conftest import _git, as_candidate
+from ..support.git import git
+from ..support.tasks import as_candidate
 
 CONFTEST = """import os
 
@@ -84,12 +85,12 @@ def fixed_endpoint():
 def needs_settings(toy, tmp_path_factory):
     """The toy fix at a commit whose conftest needs CALC_SETTINGS (its README says so)."""
     repo = tmp_path_factory.mktemp("settings") / "calc"
-    _git(repo.parent, "clone", "-q", toy.repo_source, str(repo))
+    git(repo.parent, "clone", "-q", toy.repo_source, str(repo))
     (repo / "tests" / "conftest.py").write_text(CONFTEST)
     (repo / "README.md").write_text(README)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "tests: read CALC_SETTINGS")
-    base = _git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "tests: read CALC_SETTINGS")
+    base = git(repo, "rev-parse", "HEAD").strip()
     return as_candidate(toy, "needs-settings", base_commit=base, repo_source=str(repo))
 
 

@@ -9,7 +9,7 @@ from repogym.dataset import load_tasks
 from repogym.testing import FAIL_TO_PASS, PASS_TO_PASS
 from repogym.validate import Stage, Verdict, partial_path
 
-from .conftest import PLANTED_SECRET
+from ..support.candidates import PLANTED_SECRET
 
 
 def test_recovers_exactly_the_fail_to_pass_and_pass_to_pass_of_a_known_task(batch):

@@ -1,53 +1,19 @@
-"""Helpers shared by the privacy tests: real git repositories, licence texts, planted secrets.
-
-Imported by the test modules as `privacy_support` (conftest puts this folder on sys.path).
-"""
+"""Helpers shared by the privacy tests: real git repositories, licence texts, planted secrets."""
 
 from __future__ import annotations
 
-import os
 import random
 import string
 import subprocess
 from pathlib import Path
 
-GIT_ENV = {
-    **os.environ,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "Test",
-    "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "Test",
-    "GIT_COMMITTER_EMAIL": "test@example.com",
-}
-
-
-def git(repo: Path, *args: str, stdin: str | None = None) -> str:
-    result = subprocess.run(
-        ["git", "-C", str(repo), *args], input=stdin, capture_output=True, text=True, env=GIT_ENV, check=False
-    )
-    if result.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed: {result.stderr}")
-    return result.stdout
-
-
-def commit_files(repo: Path, files: dict[str, str | None], message: str = "change") -> str:
-    """Write (or, for None, delete) files, commit them, return the new commit id."""
-    for name, text in files.items():
-        path = repo / name
-        if text is None:
-            path.unlink()
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "--allow-empty", "-m", message)
-    return git(repo, "rev-parse", "HEAD").strip()
+from .git import init_repo as _init_repo
+from .git import staged_diff
 
 
 def init_repo(path: Path, files: dict[str, str | None]) -> tuple[Path, str]:
-    path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", "main")
-    return path, commit_files(path, files, "initial")
+    """A repository at `path` whose first commit holds `files`: (path, that commit)."""
+    return path, _init_repo(path, files, "initial")
 
 
 # -- secrets that detect-secrets must find (random, so no filter mistakes them for ids) -----------
@@ -280,15 +246,7 @@ the Free Software Foundation, either version 3 of the License, or
 
 def diff_of(repo: Path, files: dict[str, str]) -> str:
     """The patch (as `git diff` writes it) that turns HEAD into HEAD plus `files`; the repo is left at HEAD."""
-    for name, text in files.items():
-        path = repo / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    git(repo, "add", "-A")
-    patch = git(repo, "diff", "--cached")
-    git(repo, "reset", "-q", "--hard", "HEAD")
-    git(repo, "clean", "-q", "-fd")
-    return patch
+    return staged_diff(repo, files)
 
 
 def applies(repo: Path, patch: str) -> bool:

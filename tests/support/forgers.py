@@ -1,5 +1,7 @@
-"""Report forgers of repogym issue 26 (found by an attacker against 385871c), and a synthetic toy task to run
-them on, shared by the grader's hostile tests and the gym's (tests/env/test_hostile_forgery_gym.py).
+"""Report forgers of repogym issue 26 (found by an attacker against 385871c), shared by the grader's hostile
+tests and the gym's (tests/env/test_hostile_forgery_gym.py); the synthetic toy task they run on is
+tasks.make_synthetic_toy_task, its fixtures (synthetic_task, synthetic_runtime, task_and_runtime) are in
+tests/conftest.py.
 
 Each forger keeps the toy bug (`add` returns a - b) and tries to get the failing test reported as passing,
 in two forms: `source`, module-level code appended to the package (it runs when a test module imports it,
@@ -9,17 +11,12 @@ run when a test calls `add`, for the window's `lines` answers (one line, keeping
 
 from __future__ import annotations
 
-import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from repogym.grading.report import GradeResult, Outcome, TestStatus
-from repogym.sandbox.runtime import TaskRuntime
 from repogym.task import Task
-from repogym.testing import BUGGY_SOURCE, TESTS_AFTER, make_toy_task, toy_patch
+from repogym.testing import BUGGY_SOURCE, toy_patch
 
 ADD_TEST = "tests/test_calc.py::test_add"
 SOURCE = "src/calc/__init__.py"
@@ -40,6 +37,27 @@ class Forger:
     once: bool = True
     """The one-line form patches pytest: it runs on the first call only (its names are the module's
     globals, so running it again would wrap the patch in itself)."""
+
+
+# Fixes `add` in memory as `calc` is imported: a patch whose fix lives only in start-up code resolves when
+# that code runs, so a grade that is not RESOLVED proves the start-up code never ran.
+FIX_ADD_ON_IMPORT = (
+    "import sys\n"
+    "class _Fixer:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name != 'calc':\n"
+    "            return None\n"
+    "        sys.meta_path.remove(self)\n"
+    "        import importlib.util\n"
+    "        spec = importlib.util.find_spec(name)\n"
+    "        run = spec.loader.exec_module\n"
+    "        def fixed(module):\n"
+    "            run(module)\n"
+    "            module.add = lambda a, b: a + b\n"
+    "        spec.loader.exec_module = fixed\n"
+    "        return spec\n"
+    "sys.meta_path.insert(0, _Fixer())\n"
+)
 
 
 def _wrap_runtest(caught: str) -> str:
@@ -226,35 +244,6 @@ def evidence(grade: GradeResult, forger: Forger) -> str:
     return f"unexpected outcome {grade.outcome}: {grade.detail}; {statuses}"
 
 
-def make_synthetic_toy_task(
-    root: str | os.PathLike[str], test_file: str = "tests/test_calc.py", instance_id: str = "toy__calc-synth"
-) -> Task:
-    """The toy repo with its regression test committed in `test_file` (the bug stays): a task with no test
-    patch whose FAIL_TO_PASS test is an existing test of the repository, the shape repogym's synthetic tasks
-    have."""
-    toy = make_toy_task(root, instance_id=instance_id)
-    repo = Path(toy.repo_source)
-    (repo / test_file).parent.mkdir(parents=True, exist_ok=True)
-    (repo / test_file).write_text(TESTS_AFTER)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(repo),
-        "GIT_AUTHOR_NAME": "Toy",
-        "GIT_AUTHOR_EMAIL": "toy@example.invalid",
-        "GIT_COMMITTER_NAME": "Toy",
-        "GIT_COMMITTER_EMAIL": "toy@example.invalid",
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }
-    run = {"cwd": repo, "env": env, "check": True, "capture_output": True, "text": True}
-    subprocess.run(["git", "add", "-A"], **run)  # type: ignore[call-overload]
-    subprocess.run(["git", "commit", "-qm", "tests: add"], **run)  # type: ignore[call-overload]
-    base = subprocess.run(["git", "rev-parse", "HEAD"], **run).stdout.strip()  # type: ignore[call-overload]
-    ids = [f"{test_file}::test_mul", f"{test_file}::test_mul_zero"]
-    return toy.replace(
-        base_commit=base, test_patch="", FAIL_TO_PASS=[f"{test_file}::test_add"], PASS_TO_PASS=ids
-    )
-
-
 def assert_not_paid(grade: GradeResult, forger: Forger, outcome: Outcome) -> None:
     """Not resolved, the expected outcome, FAIL_TO_PASS not passed, and the forger visibly ran."""
     assert not grade.resolved, grade.detail
@@ -262,22 +251,3 @@ def assert_not_paid(grade: GradeResult, forger: Forger, outcome: Outcome) -> Non
     assert grade.fail_to_pass[ADD_TEST] is not TestStatus.PASSED, grade.fail_to_pass
     problem = evidence(grade, forger)
     assert not problem, problem
-
-
-@pytest.fixture(scope="session")
-def synthetic_task(toy_task, tmp_path_factory: pytest.TempPathFactory) -> Task:
-    """The synthetic toy task (toy_task first: it points REPOGYM_CACHE at the run's shared cache)."""
-    return make_synthetic_toy_task(tmp_path_factory.mktemp("synthetic"))
-
-
-@pytest.fixture(scope="session")
-def synthetic_runtime(synthetic_task):
-    return TaskRuntime.create(synthetic_task, "bwrap").prepare()
-
-
-@pytest.fixture(params=["synthetic", "test_patch"])
-def task_and_runtime(request) -> tuple[Task, TaskRuntime]:
-    """Each attack on both shapes of task: synthetic (no test patch) and one with a test patch (the toy's)."""
-    if request.param == "synthetic":
-        return request.getfixturevalue("synthetic_task"), request.getfixturevalue("synthetic_runtime")
-    return request.getfixturevalue("toy_task"), request.getfixturevalue("toy_runtime")
