@@ -18,6 +18,8 @@ on a small repository):
   setup.py project editable with `setup.py develop`, which puts /testbed on sys.path); else the newest.
 - Dated builds are dated for pip too: every pip of a step with `exclude_newer` reads the index through a
   loopback view that hides later uploads (sandbox/datedindex.py), since a pip before 26 cannot filter.
+  The date never hides the spec's own exact pins: a pinned release the date would hide whole is let
+  through, to pip by the view and to uv by a date of its own project's (`exclude-newer-package`).
 - repogym's own step (the build requirements installed for an offline re-install) changes no version
   the environment already holds: each requirement is installed with every installed distribution held,
   or left out (said in the log).
@@ -37,7 +39,7 @@ import tempfile
 import time
 import tomllib
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import uv
@@ -49,7 +51,8 @@ from repogym.errors import EnvBuildError
 from repogym.sandbox.base import VENV_DIR, Bind, ExecResult, Limits, Mounts, Sandbox
 from repogym.sandbox.bwrap import SANDBOX_UID, is_root
 from repogym.sandbox.cache import cache_dir
-from repogym.sandbox.datedindex import dated_index
+from repogym.sandbox.datedindex import DatedView, dated_view
+from repogym.sandbox.datedpins import exact_pins
 from repogym.sandbox.envkey import env_key, environment_packages, exclude_newer_timestamp
 from repogym.sandbox.interpreters import (
     Interpreter,
@@ -74,6 +77,7 @@ _TEST_EXTRAS = ("test", "tests", "testing", "dev")
 UV_JAIL = "/opt/repogym/bin/uv"
 _UV_CACHE_JAIL = "/opt/repogym/uv-cache"
 _CA_JAIL = "/opt/repogym/ca-certificates.crt"
+_UV_DATED_JAIL = "/opt/repogym/uv-dated.toml"
 _CA_CANDIDATES = (
     "/etc/ssl/certs/ca-certificates.crt",
     "/etc/pki/tls/certs/ca-bundle.crt",
@@ -226,10 +230,10 @@ def _test_extras(pristine: Path) -> list[str]:
     return [extra for extra in _TEST_EXTRAS if extra in declared]
 
 
-def build_environment(task: Task, pip_index: str = "") -> dict[str, str]:
+def build_environment(task: Task, view: DatedView | None = None) -> dict[str, str]:
     """Variables of every build step (never of test runs): uv's settings, the CA bundle for every
-    installer, the package index the host is configured for, and exclude_newer (for pip, `pip_index`:
-    the dated view of the index that `run_build_step` serves)."""
+    installer, the package index the host is configured for, and exclude_newer (for pip, `view`: the
+    dated view of the index that `run_build_step` serves, and uv's dates for late pins)."""
     env = {
         "UV_CACHE_DIR": _UV_CACHE_JAIL,
         "UV_PYTHON_DOWNLOADS": "never",
@@ -253,10 +257,12 @@ def build_environment(task: Task, pip_index: str = "") -> dict[str, str]:
     cutoff = exclude_newer_timestamp(task.env.exclude_newer)
     if cutoff:
         env["UV_EXCLUDE_NEWER"] = cutoff
-        if pip_index:
+        if view is not None:
             # The view hides what came later from any pip; another index beside it would not.
-            env["PIP_INDEX_URL"] = pip_index
+            env["PIP_INDEX_URL"] = view.index_url
             env.pop("PIP_EXTRA_INDEX_URL", None)
+            if view.uv_config is not None:
+                env["UV_CONFIG_FILE"] = _UV_DATED_JAIL  # uv reads per-project dates from settings only
         else:
             env["PIP_UPLOADED_PRIOR_TO"] = cutoff
     return env
@@ -306,12 +312,18 @@ def run_build_step(
 ) -> ExecResult:
     """Run a build script in the jail, keep its log; raises EnvBuildError with the log's tail on failure.
 
-    With `exclude_newer` set, pip reads the index through a dated view served for this step only."""
+    With `exclude_newer` set, pip reads the index through a dated view served for this step only, and
+    the task's exact pins are let through it (a pin the index lacks fails here, naming its field)."""
     cutoff = exclude_newer_timestamp(task.env.exclude_newer)
-    view = dated_index(upstream_index(), cutoff, host_ca_bundle()) if cutoff and mounts.network else None
-    with view if view is not None else nullcontext("") as pip_index:
-        result = sandbox.run(script, mounts, BUILD_LIMITS, env=build_environment(task, pip_index))
-    log_path.write_text(f"# {what} script\n{script}\n# output\n{result.output}\n", encoding="utf-8")
+    dated = bool(cutoff) and mounts.network
+    pins = exact_pins(task.env.packages, task.env.install) if dated else ()
+    with dated_view(upstream_index(), cutoff, pins, host_ca_bundle()) if dated else nullcontext() as view:
+        if view is not None and view.uv_config is not None:
+            mounts = replace(mounts, extra=(*mounts.extra, Bind(view.uv_config, _UV_DATED_JAIL)))
+        result = sandbox.run(script, mounts, BUILD_LIMITS, env=build_environment(task, view))
+    late = " ".join(view.let_through) if view is not None else ""
+    late = f"# exact pins let through past exclude_newer: {late}\n" if late else ""
+    log_path.write_text(f"# {what} script\n{script}\n{late}# output\n{result.output}\n", encoding="utf-8")
     if not result.ok:
         tail = "\n".join(result.output.strip().splitlines()[-15:])
         why = "timed out" if result.timed_out else f"exit code {result.exit_code}"
