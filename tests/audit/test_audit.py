@@ -75,5 +75,9 @@ def test_the_cli_prints_the_counts_and_exits_by_them(tmp_path, toy_task):
     assert json.loads(out.read_text())["resolving_attacks"] == 0
     again = subprocess.run(command, capture_output=True, text=True)  # resumes: nothing graded twice
     assert again.returncode == 0 and json.loads(again.stdout)["tasks"] == summary["tasks"]
+    plain = [arg for arg in command if arg != "--json"]
+    plain[plain.index(str(out))] = str(tmp_path / "plain.json")
+    printed = subprocess.run(plain, capture_output=True, text=True)  # stderr a pipe, as in CI: a line per task
+    assert printed.returncode == 0 and f"[1/1] {toy_task.instance_id}: clean" in printed.stderr, printed.stderr
     unknown = subprocess.run([*command[:-1], "sitecustomize_pkg"], capture_output=True, text=True)
     assert unknown.returncode == 2 and "known: report_patched_at_import" in unknown.stderr, unknown.stderr

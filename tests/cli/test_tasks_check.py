@@ -52,6 +52,8 @@ def test_controls_per_repository_written_and_printed(toy_file, toy_task, tmp_pat
     assert "| repo | tasks | graded | gold resolves | empty resolves | named causes |" in markdown
     assert "| toy/weak | 1 | 1 | 0 | 0 | gold UNRESOLVED 1 |" in markdown
     assert "toy/calc" in done.stdout and "gold UNRESOLVED 1" in done.stdout
+    # stderr is a pipe here, as in a log file or CI: one line per finished grade, since no bar draws there
+    assert f"] {toy_task.instance_id} gold: RESOLVED" in done.stderr and "[4/4] " in done.stderr, done.stderr
     grades = [json.loads(line) for line in (out / "grades.jsonl").read_text().splitlines()]
     assert sorted((g["instance_id"], g["kind"]) for g in grades) == [
         (toy_task.instance_id, "empty"), (toy_task.instance_id, "gold"), ("toy__weak-1", "empty"), ("toy__weak-1", "gold"),

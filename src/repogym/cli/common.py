@@ -119,6 +119,26 @@ def track(what: str, resumable: bool = True) -> RunProgress:
     return progress
 
 
+def line_progress(quiet: bool) -> Callable[..., None] | None:
+    """Where stderr is not a terminal (a log file, CI), a long command's progress as one line per finished item.
+
+    The rich bar draws nothing there, so without these lines a job of hours shows nothing until it ends. None
+    when stderr is a terminal (the bar shows it) or `quiet` (--json). Each line: `[done/total] text`.
+    """
+    if quiet or sys.stderr.isatty():
+        return None
+    counter = {"done": 0}
+    lock = threading.Lock()
+
+    def emit(text: str, total: int | None = None) -> None:
+        with lock:
+            counter["done"] += 1
+            of = f"/{total}" if total else ""
+            print(f"[{counter['done']}{of}] {text}", file=sys.stderr, flush=True)
+
+    return emit
+
+
 def interrupted_message() -> str:
     """The line printed after Ctrl-C: what was done and whether re-running resumes.
 

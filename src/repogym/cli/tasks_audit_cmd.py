@@ -12,7 +12,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from repogym.audit import BATTERY, AuditReport, TaskAudit, audit_tasks
-from repogym.cli.common import RunProgress, add_command, console, err_console, print_json, subgroup, track
+from repogym.cli.common import (
+    RunProgress,
+    add_command,
+    console,
+    err_console,
+    line_progress,
+    print_json,
+    subgroup,
+    track,
+)  # fmt: skip
 from repogym.cli.options import Instances, Jobs, Json, OutReport, ReposDir, Tasks
 from repogym.cli.sandbox_option import Sandbox
 from repogym.dataset import load_tasks
@@ -90,10 +99,13 @@ def _run(
     )  # fmt: skip
     with bar:
         handle = bar.add_task("audit", total=len(tasks), last="")
+        lines = line_progress(quiet)
 
         def finished(audited: TaskAudit) -> None:
             progress.done += 1
             bar.update(handle, advance=1, last=f"{audited.instance_id}: {_verdict(audited)}")
+            if lines:
+                lines(f"{audited.instance_id}: {_verdict(audited)}", len(tasks))
 
         return audit_tasks(
             tasks, out, attack_names=names, workers=jobs, sandbox=sandbox,

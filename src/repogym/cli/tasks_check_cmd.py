@@ -18,7 +18,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from repogym.cli.common import add_command, console, err_console, print_json, subgroup, track
+from repogym.cli.common import add_command, console, err_console, line_progress, print_json, subgroup, track
 from repogym.cli.options import Instances, Jobs, Json, OutDir, ReposDir, Tasks
 from repogym.cli.sandbox_option import Sandbox
 from repogym.dataset import load_tasks
@@ -83,8 +83,11 @@ def check_command(
     )  # fmt: skip
     with bar:
         handle = bar.add_task("check", total=None, last="")
+        lines = line_progress(json_out)
+        todo_count = [0]
 
         def started(todo: int, done: int) -> None:
+            todo_count[0] = todo
             bar.update(handle, total=todo)
             if done:
                 err_console.print(f"resuming: {done} grades already in {escape(str(out))}", soft_wrap=True)
@@ -92,6 +95,8 @@ def check_command(
         def graded(grade: ControlGrade) -> None:
             progress.done += 1
             bar.update(handle, advance=1, last=f"{grade.instance_id} {grade.kind}: {grade.outcome.value}")
+            if lines:
+                lines(f"{grade.instance_id} {grade.kind}: {grade.outcome.value}", todo_count[0])
 
         report = check_tasks(
             chosen, out, workers=jobs, sandbox=sandbox, repos_dir=str(repos_dir) if repos_dir else None,
