@@ -35,15 +35,15 @@ total (format errors: both not graded, the same reward). The last line is the is
 The cache folder (default ~/.cache/repogym-bench/rl_grading, never inside the repository) holds the tasks,
 the model and the completions (delete it to start over); the sandbox's environments are REPOGYM_CACHE's as
 usual. A cold run builds them first (the data stage alone took 6-8 minutes on 2 busy cores: `--tasks FILE`
-takes a validated task file instead; SFT 200 steps took 12 minutes at load 6); a warm --quick run grades only
-(about 3 minutes).
+takes a validated task file instead; SFT 200 steps took 12 minutes at load 6); a warm --quick run grades
+only (2 minutes).
 
 Measured on 2 busy cores (load 3-4), 30 tasks, SFT 200 steps: 512 completions (480 well-formed, 92 distinct
 patches): 354.1 against 72.9 core-s, ratio 4.86, 512/512 identical; --quick, 160 completions (150
-well-formed, 48 distinct): ratio 2.88 and 2.99 in two runs, 160/160 identical, 2 minutes. --quick is lower because its 20 groups never meet
-a task twice: across GRPO steps (the full run's 64 groups over 30 tasks) the same answers come back and are
-not graded again. A distinct candidate's grade costs what it did (0.5 core-s idle, 0.7-0.8 under load: 0.35
-of it the test process starting Python, pytest and its plugins).
+well-formed, 48 distinct): ratio 2.88 and 2.99 in two runs, 160/160 identical. --quick is lower because its
+20 groups never meet a task twice: across GRPO steps (the full run's 64 groups over 30 tasks) the same
+answers come back and are not graded again. A distinct candidate's grade costs what it did (0.5 core-s
+idle, 0.7-0.8 under load: 0.35 of it the test process starting Python, pytest and its plugins).
 """
 
 from __future__ import annotations
