@@ -93,13 +93,26 @@ def agentless_scorer(envs: TaskEnvs, pool: ThreadPoolExecutor) -> BatchScorer:
         return scored_from_info(info, started=started)
 
     def score(completions: Sequence[Any], kwargs: dict[str, Any]) -> list[Scored]:
-        ids = kwargs["instance_id"]
-        futures = [
-            pool.submit(score_one, i, completion_text(c)) for i, c in zip(ids, completions, strict=True)
-        ]
-        return [future.result() for future in futures]
+        answers = list(zip(kwargs["instance_id"], map(completion_text, completions), strict=True))
+        futures = {at: pool.submit(score_one, *answers[at]) for at in firsts_first(answers)}
+        return [futures[at].result() for at in range(len(answers))]
 
     return score
+
+
+def firsts_first(answers: Sequence[Any]) -> list[int]:
+    """Indices of `answers`, each first occurrence before every repeat: a repeat waits for its first copy's
+    grade (grading/verdicts.py), so a pool that met it early would idle a worker that could grade another.
+
+    >>> firsts_first(["a", "a", "b", "a", "c", "b"])
+    [0, 2, 4, 1, 3, 5]
+    """
+    seen: set[Any] = set()
+    firsts, repeats = [], []
+    for at, answer in enumerate(answers):
+        (repeats if answer in seen else firsts).append(at)
+        seen.add(answer)
+    return firsts + repeats
 
 
 def agent_scorer() -> BatchScorer:
