@@ -27,7 +27,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from repogym.grading.report import GradeResult
 from repogym.rewards import ComposedReward, RewardBreakdown
 from repogym.train.rl_tasks import TaskEnvs
 
@@ -46,8 +45,9 @@ class Scored:
     started: float = 0.0
     finished: float = 0.0
     """time.monotonic() when this completion's scoring began and ended (shows the batch's overlap)."""
-    grade: GradeResult | None = None
-    """The verdict the reward was composed from (None: not graded, e.g. a format error)."""
+    grade: Any = None
+    """The env's `GradeResult` the reward was composed from (None: not graded, e.g. a format error). Typed
+    Any: train reads grades through the env, and does not import grading (docs/architecture.md)."""
     patch: str = ""
     """The diff that was graded ('' for a format error)."""
 
@@ -55,7 +55,6 @@ class Scored:
 def scored_from_info(info: dict[str, Any], submitted: bool = True, started: float = 0.0) -> Scored:
     """The Scored of an env's last-step info (`grade`, `reward`, `format_errors`, `timings`)."""
     grade = info.get("grade")
-    grade = grade if isinstance(grade, GradeResult) else None
     breakdown = info.get("reward")
     if breakdown is None:  # the env did not score (never happens with grading on): nothing is earned
         breakdown = RewardBreakdown(total=0.0)
