@@ -39,11 +39,13 @@ takes a validated task file instead; SFT 200 steps took 12 minutes at load 6); a
 only (2 minutes).
 
 Measured on 2 busy cores (load 3-4), 30 tasks, SFT 200 steps: 512 completions (480 well-formed, 92 distinct
-patches): 354.1 against 72.9 core-s, ratio 4.86, 512/512 identical; --quick, 160 completions (150
-well-formed, 48 distinct): ratio 2.88 and 2.99 in two runs, 160/160 identical. --quick is lower because its
-20 groups never meet a task twice: across GRPO steps (the full run's 64 groups over 30 tasks) the same
-answers come back and are not graded again. A distinct candidate's grade costs what it did (0.5 core-s
-idle, 0.7-0.8 under load: 0.35 of it the test process starting Python, pytest and its plugins).
+patches): 354.1 against 72.9 core-s and 306.2 against 65.4 in two runs, ratio 4.86 and 4.68, 512/512
+identical (4 minutes); --quick, 160 completions (150 well-formed, 48 distinct): ratio 2.88 and 2.99, 160/160
+identical. --quick is lower because its 20 groups never meet a task twice: across GRPO steps (the full run's
+64 groups over 30 tasks) the same answers come back and are not graded again. A distinct candidate's grade
+costs what it did (0.5 core-s idle, 0.6-0.8 under load: 0.35 of it the test process starting Python, pytest
+and its plugins); the distinct ones cost about 10% more than the average copy, being more often the failing
+answers, whose tests print tracebacks.
 """
 
 from __future__ import annotations
