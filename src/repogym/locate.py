@@ -1,10 +1,20 @@
 """Where a task's fix is: the (file, function) pairs its gold patch touches.
 
 A synthetic task says so in its metadata (`file`, `function`, and `locations` for combined bugs). For any
-other task the gold patch's touched lines (removed lines, and the line before an insertion) are looked up
-in the file at the base commit with `ast`: the innermost enclosing function or class gives the name
-(`Class.method`), `<module>` when the line is at module level. When the repository cannot be read the
-hunk header's context (git writes the enclosing `def` there) is used, else `<module>`.
+other task the gold patch's lines are looked up with `ast`: a removed line in the file at the base commit,
+an added line in the file after the patch (the base file with the patch applied by `repogym.patches`). The
+innermost enclosing function or class gives the name (`Class.method`), `<module>` when the line is at module
+level.
+
+Guarantees: a commit that adds `g()` below `f()` is located in `g`, not in `f` (the insertion point), so the
+synthetic bugs later injected into `g` share its key and `repogym.split` keeps them on its side; an added file
+is located in the functions it defines. Added blank and comment-only lines are not looked up (a blank line
+between two functions is module level and would tie the task to every module-level edit of the file) unless
+they are all the file's change.
+Not guaranteed: when the patch does not apply to the base file, or the result does not parse, added lines fall
+back to the function around their insertion point in the base file; when the base file cannot be read (a URL,
+a missing repository, not Python) the hunk header's context (git writes the enclosing `def` there) is used,
+else `<module>`.
 """
 
 from __future__ import annotations
@@ -13,10 +23,12 @@ import ast
 import re
 from pathlib import Path
 
+from unidiff import PatchedFile
+
 from repogym import pysyntax
 from repogym.errors import RepogymError
 from repogym.hostgit import git
-from repogym.patches import parse_patch
+from repogym.patches import PatchError, apply_patch, parse_patch
 from repogym.reposource import resolve_repo_source
 from repogym.task import Task
 
@@ -24,6 +36,7 @@ MODULE = "<module>"
 _HEADER_DEF = re.compile(r"\b(?:async\s+def|def|class)\s+(\w+)")
 
 Location = tuple[str, str]
+Span = tuple[int, int, str]
 
 
 def task_locations(task: Task, repos_dir: str | None = None) -> list[Location]:
@@ -37,27 +50,47 @@ def task_locations(task: Task, repos_dir: str | None = None) -> list[Location]:
         return list(dict.fromkeys(found))
     found = []
     for patched in parse_patch(task.patch) or []:
-        path = patched.path
-        lines: list[int] = []
-        headers: list[str] = []
-        for hunk in patched:
-            headers.append(hunk.section_header or "")
-            previous = max(hunk.source_start - 1, 1)
-            for line in hunk:
-                if line.is_removed:
-                    lines.append(line.source_line_no)
-                elif line.is_added:
-                    lines.append(previous)
-                if line.source_line_no is not None:
-                    previous = line.source_line_no
-        names = _names_from_source(task, path, lines, repos_dir) if not patched.is_added_file else [MODULE]
-        if names is None:
-            names = [m.group(1) for h in headers if (m := _HEADER_DEF.search(h))] or [MODULE]
-        found += [(path, name) for name in names]
+        found += [(patched.path, name) for name in _file_names(task, patched, repos_dir)]
     return list(dict.fromkeys(found))
 
 
-def _names_from_source(task: Task, path: str, lines: list[int], repos_dir: str | None) -> list[str] | None:
+def _file_names(task: Task, patched: PatchedFile, repos_dir: str | None) -> list[str]:
+    before = "" if patched.is_added_file else _base_text(task, _strip(patched.source_file), repos_dir)
+    old_spans = _spans(before)
+    if old_spans is None:
+        headers = [hunk.section_header or "" for hunk in patched]
+        return [m.group(1) for h in headers if (m := _HEADER_DEF.search(h))] or [MODULE]
+    new_spans = _spans(_patched_text(patched, before))
+    names = []
+    for removed, added, insertion in _touched_lines(patched):
+        if removed is not None:
+            names.append(_enclosing(old_spans, removed))
+        elif new_spans is not None and added is not None:
+            names.append(_enclosing(new_spans, added))
+        else:  # the patched text is unknown: the function around the insertion point, as git's header does
+            names.append(_enclosing(old_spans, insertion))
+    return list(dict.fromkeys(names)) or [MODULE]
+
+
+def _touched_lines(patched: PatchedFile) -> list[tuple[int | None, int | None, int]]:
+    """(removed line in the base file, added line in the patched file, insertion point in the base file) per
+    changed line, in patch order; added blank and comment-only lines left out unless nothing else changed."""
+    touched: list[tuple[int | None, int | None, int]] = []
+    code: list[tuple[int | None, int | None, int]] = []
+    for hunk in patched:
+        previous = max(hunk.source_start - 1, 1)
+        for line in hunk:
+            if line.is_removed or line.is_added:
+                entry = (line.source_line_no, line.target_line_no, previous)
+                touched.append(entry)
+                if line.is_removed or line.value.strip()[:1] not in ("", "#"):
+                    code.append(entry)
+            if line.source_line_no is not None:
+                previous = line.source_line_no
+    return code or touched
+
+
+def _base_text(task: Task, path: str, repos_dir: str | None) -> str | None:
     try:
         source = resolve_repo_source(task, repos_dir)
     except RepogymError:
@@ -65,20 +98,42 @@ def _names_from_source(task: Task, path: str, lines: list[int], repos_dir: str |
     if not Path(source).exists():
         return None  # a URL: splitting never clones
     try:
-        tree = pysyntax.parse(git(source, "show", f"{task.base_commit}:{path}"))
-    except (RepogymError, SyntaxError, ValueError):
+        return git(source, "show", f"{task.base_commit}:{path}")
+    except RepogymError:
         return None
-    spans = _function_spans(tree)
-    names = []
-    for line in lines:
-        inside = [(start, end, name) for start, end, name in spans if start <= line <= end]
-        # The innermost: the latest start among those that contain the line.
-        names.append(max(inside)[2] if inside else MODULE)
-    return list(dict.fromkeys(names)) or [MODULE]
 
 
-def _function_spans(tree: ast.Module) -> list[tuple[int, int, str]]:
-    spans: list[tuple[int, int, str]] = []
+def _patched_text(patched: PatchedFile, before: str) -> str | None:
+    """The file after this file's part of the patch, or None when it does not apply (or deletes the file)."""
+    try:
+        after = apply_patch(str(patched), {_strip(patched.source_file): before})
+    except PatchError:
+        return None
+    return after.get(_strip(patched.target_file))
+
+
+def _strip(name: str) -> str:
+    return name[2:] if name[:2] in ("a/", "b/") else name
+
+
+def _spans(text: str | None) -> list[Span] | None:
+    if text is None:
+        return None
+    try:
+        tree = pysyntax.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    return _function_spans(tree)
+
+
+def _enclosing(spans: list[Span], line: int) -> str:
+    inside = [span for span in spans if span[0] <= line <= span[1]]
+    # The innermost: the latest start among those that contain the line.
+    return max(inside)[2] if inside else MODULE
+
+
+def _function_spans(tree: ast.Module) -> list[Span]:
+    spans: list[Span] = []
 
     def walk(node: ast.AST, scope: list[str]) -> None:
         for child in ast.iter_child_nodes(node):

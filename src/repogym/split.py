@@ -5,7 +5,8 @@
    in two functions (toolz's `check_valid` and `check_partial` share `if num_pos_only < len(args):`) is
    two bugs, while one function's bug at two revisions is one.
 2. Each task's locations come from `repogym.locate` (metadata for synthetic tasks, the gold patch's
-   lines looked up with `ast` for the others).
+   lines looked up with `ast` for the others: a removed line in the base file, an added line in the file
+   after the patch, so a commit that adds `g()` is keyed to `g`, as the bugs later injected into `g` are).
 3. `repo`, `file`, `function`: tasks that share a key (a repository; a file; a function, qualified by its
    file) are joined into groups (union-find, so a task touching two functions ties their groups); the
    groups are shuffled with the seed and given to train until it holds `ratio` of the tasks, the rest to test.
