@@ -24,9 +24,10 @@ from .git import commit_files, git, init_repo, staged_diff
 
 # -- django/django -------------------------------------------------------------------------------------------
 
-#: Django versions graded -> their rule's Python: 4.0's (3.8) prints unittest's `test_x (module.Class)`, the id
-#: format of SWE-bench's Django instances of that era; 5.0's (3.11) prints `test_x (module.Class.test_x)`.
-DJANGO_PYTHONS = {"4.0": "3.8", "5.0": "3.11"}
+#: Django versions graded -> their rule's Python: 3.0's (3.6) and 4.0's (3.8) print unittest's
+#: `test_x (module.Class)`, the id format of SWE-bench's Django instances of that era; 5.0's (3.11) prints
+#: `test_x (module.Class.test_x)`.
+DJANGO_PYTHONS = {"3.0": "3.6", "4.0": "3.8", "5.0": "3.11"}
 
 
 #: A runner with the command line of Django's tests/runtests.py and the log of Django's DiscoverRunner at
@@ -254,6 +255,7 @@ EXTENSION_TEST_FILE = "fastops/tests/test_core.py"
 #: (repository, version) of rules whose install step builds extensions in place, and what they are.
 EXTENSION_RULES = {
     "scikit-learn": ("scikit-learn/scikit-learn", "1.3"),  # pip --no-use-pep517 --no-build-isolation -e .
+    "scikit-learn-0.22": ("scikit-learn/scikit-learn", "0.22"),  # the same, on Python 3.6
     "matplotlib": ("matplotlib/matplotlib", "3.5"),  # pip install -e .
 }
 
