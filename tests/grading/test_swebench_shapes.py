@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from repogym.errors import EnvBuildError
 from repogym.grading.grade import grade
 from repogym.grading.report import Outcome, ResolvedStatus, TestStatus
 from repogym.grading.swebench_reading import load_reader
@@ -211,33 +210,20 @@ def test_extension_rebuild_lasts_one_episode(extension, tmp_path):
     assert set(again.fail_to_pass.values()) == {TestStatus.FAILED}, again.detail
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=EnvBuildError,
-    reason="bug: swebench.toml's scikit-learn 1.3-1.6 rule installs with `pip install --no-use-pep517`, "
-    "an option pip removed in 25.3; the rule names no pip, so the env build installs today's pip and fails "
-    '(fix: add "pip" to its packages, which then resolves as of exclude_newer, pip 24.1)',
-)
 def test_extension_scikit_learn_rule_builds_as_shipped(toy_task, tmp_path):
-    """The scikit-learn rule as repogym ships it (its heavy packages left out, a pip it names kept) builds the
-    environment and grades the gold patch resolved. Once the rule names pip this passes: drop the xfail."""
+    """The scikit-learn 1.3-1.6 rule as repogym ships it (its heavy packages left out, the pip it names kept)
+    builds the environment and grades the gold patch resolved. Was a bug: its `pip install --no-use-pep517` met
+    today's pip (the option went in 25.3) and every build failed; the rule now names pip, as of its date."""
     task = make_extension_task(tmp_path, "scikit-learn")
     assert "--no-use-pep517" in task.env.install[0]
     result = grade(task, task.patch, runtime=TaskRuntime.create(task, "bwrap").prepare(), log_dir=tmp_path)
     assert result.outcome is Outcome.RESOLVED, result.detail
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=EnvBuildError,
-    reason="bug: a Python 3.6 environment with packages does not build: envbuild runs uv with "
-    "UV_COMPILE_BYTECODE=1 and uv's compile script needs py_compile.PycInvalidationMode (3.7+); past it, "
-    "ensurepip's pip 18.1 has no --no-use-pep517 (pip 19+), and an unpinned 'pip' in packages does not "
-    "upgrade it (fix: no uv bytecode compiling below 3.7, and 'pip==21.3.1' in the 0.20-0.22 rule's packages)",
-)
 def test_extension_scikit_learn_022_rule_builds_as_shipped(toy_task, tmp_path):
     """The scikit-learn 0.20-0.22 rule (Python 3.6) as repogym ships it, its heavy packages left out (pytest
-    and setuptools stand for them, so the build still installs packages), grades the gold patch resolved."""
+    and setuptools stand for them, so the build still installs packages), grades the gold patch resolved. Was a
+    bug: uv's bytecode compiling needs Python 3.7, and ensurepip's pip 18.1 lacks --no-use-pep517."""
     task = make_extension_task(tmp_path, "scikit-learn-0.22")
     assert task.env.python == "3.6" and task.env.packages
     result = grade(task, task.patch, runtime=TaskRuntime.create(task, "bwrap").prepare(), log_dir=tmp_path)

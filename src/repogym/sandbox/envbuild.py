@@ -127,6 +127,9 @@ def install_script(task: Task, pristine: Path, interpreter: Interpreter) -> str:
         lines.append(f"{interpreter.executable} -m venv {VENV_DIR}")  # its ensurepip brings pip
         if major_minor >= (3, 0):
             lines += prefix_layout_lines(major_minor)
+        if major_minor < (3, 7):
+            # uv's bytecode compiler uses py_compile.PycInvalidationMode (3.7+): with it on, every uv install fails.
+            lines.append("export UV_COMPILE_BYTECODE=0")
     if packages:
         lines.append(f"{UV_PIP} " + " ".join(shlex.quote(p) for p in packages))
     repo_step = repo_install_lines(task, pristine)
