@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -58,9 +59,17 @@ def diff_stats(patch: str) -> DiffStats:
 
 def changed_paths(patch: str) -> list[str]:
     """Repository-relative paths a patch touches (both sides of a rename)."""
+    return list(_changed_paths(patch))
+
+
+# A grade asks this of the same candidate and test patch several times (the filter, the one-pass check, the
+# compile step, the canary), each a full unidiff parse: the answer is kept for the last few patches (few: a
+# patch can be megabytes).
+@functools.lru_cache(maxsize=16)
+def _changed_paths(patch: str) -> tuple[str, ...]:
     parsed = parse_patch(patch)
     if parsed is None:
-        return []
+        return ()
     paths: list[str] = []
     for patched in parsed:
         for name in (patched.source_file, patched.target_file):
@@ -68,7 +77,7 @@ def changed_paths(patch: str) -> list[str]:
                 stripped = name[2:] if name[:2] in ("a/", "b/") else name
                 if stripped not in paths:
                     paths.append(stripped)
-    return paths
+    return tuple(paths)
 
 
 # -- in-memory diffs and applies ------------------------------------------------------------------------------------

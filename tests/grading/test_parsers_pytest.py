@@ -420,3 +420,32 @@ def test_modules_of_the_repository_cannot_stand_in_for_pytest_or_the_plugin(
     report = PARSER.parse(run)
     assert report.collected, report.note + run.log
     assert report.statuses() == {"test_bug.py::test_bug": F}
+
+
+def test_a_failure_is_reported_without_a_scan_of_every_module(tmp_path: Path) -> None:
+    """pytest's report of a failure looks up the test's source, and `inspect.getmodule` found the module of a
+    code object by a stat of every module's file (10-20 ms in a jail, paid by every grade: the canary always
+    fails). The plugin tells inspect which module each test file is: the same module, the same report, no scan."""
+    repo = make_project(
+        tmp_path,
+        {
+            "test_lookup.py": """
+                import inspect, sys
+
+                def test_fails():
+                    assert 1 == 2
+
+                def test_the_failure_found_its_module_without_a_scan():
+                    code = test_fails.__code__
+                    assert inspect.getmodule(code, code.co_filename) is sys.modules[__name__]
+                    assert not inspect._filesbymodname, sorted(inspect._filesbymodname)[:5]
+            """
+        },
+    )
+    run = run_pytest(repo)
+    report = PARSER.parse(run)
+    assert report.statuses() == {
+        "test_lookup.py::test_fails": F,
+        "test_lookup.py::test_the_failure_found_its_module_without_a_scan": P,
+    }, run.log
+    assert ">       assert 1 == 2" in run.log  # the failure's source is shown as pytest shows it

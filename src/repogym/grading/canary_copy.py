@@ -22,6 +22,7 @@ decorator, a test that cannot be found as a `def` at the named place (made at co
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 from repogym import pysyntax
@@ -65,9 +66,8 @@ def copied_canary_text(
     """
     if "\r" in source or name in source:
         return None
-    try:
-        tree = pysyntax.parse(source)
-    except (SyntaxError, ValueError):
+    tree = _parsed(source)
+    if tree is None:
         return None
     node = _find(tree.body, owners, target)
     if node is None or any(_expects_failure(source, d) for d in node.decorator_list):
@@ -85,6 +85,16 @@ def copied_canary_text(
         [*before, *gap, *copied, *(["\n"] if lines[end:] and lines[end].strip() else []), *lines[end:]]
     )
     return text if _defines(text, owners, name) else None
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(source: str) -> ast.Module | None:
+    """`source`'s syntax tree (None when Python 3 cannot read it), kept for the next grade of the same test
+    file: every grade of a task copies a test of the same text. Callers only read the tree."""
+    try:
+        return pysyntax.parse(source)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def _find(

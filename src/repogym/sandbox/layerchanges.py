@@ -88,14 +88,14 @@ def _candidates(upper: Path, lowers: Sequence[Path]) -> Iterator[str]:
         relative = os.path.relpath(root, upper)
         prefix = "" if relative == "." else relative + "/"
         for name in dirs:
-            attributes = _overlay_attributes(Path(root, name))
+            attributes = _overlay_attributes(os.path.join(root, name))
             if attributes & _NOT_REPLAYED:
                 raise UnreadableLayer(f"{prefix}{name}: {sorted(attributes)}")
             if "opaque" in attributes:
                 yield from _lower_entries(prefix + name, lowers)
             yield prefix + name  # a folder where the lowers had a file removes that file
         for name in files:
-            if _overlay_attributes(Path(root, name)) & _NOT_REPLAYED:
+            if _overlay_attributes(os.path.join(root, name)) & _NOT_REPLAYED:
                 raise UnreadableLayer(f"{prefix}{name}")
             yield prefix + name
             yield from _lower_entries(prefix + name, lowers)
@@ -179,10 +179,12 @@ def lookup(path: str, layers: Sequence[Path]) -> Path | None:
     """
     parts = path.split("/")
     for layer in layers:
-        current = layer
+        # Strings, not Paths, while walking down: a grade looks up every changed path in every layer at its
+        # checkpoint, with the jail waiting, and pathlib's joins were most of that time.
+        current = os.fspath(layer)
         opaque_above = False
         for index, part in enumerate(parts):
-            current = current / part
+            current = f"{current}/{part}"
             try:
                 info = os.lstat(current)
             except FileNotFoundError:
@@ -192,7 +194,7 @@ def lookup(path: str, layers: Sequence[Path]) -> Path | None:
             if _is_whiteout(current, info):
                 return None
             if index == len(parts) - 1:
-                return current
+                return Path(current)
             if not stat.S_ISDIR(info.st_mode):
                 return None  # a file or link in this layer hides the lowers' folder
             opaque_above = opaque_above or "opaque" in _overlay_attributes(current)
@@ -245,7 +247,7 @@ def read_entry(entry: Path, limit: int | None = None) -> bytes:
         os.close(fd)
 
 
-def _is_whiteout(entry: Path, info: os.stat_result) -> bool:
+def _is_whiteout(entry: str | Path, info: os.stat_result) -> bool:
     if stat.S_ISCHR(info.st_mode) and info.st_rdev == 0:
         return True
     return stat.S_ISREG(info.st_mode) and "whiteout" in _overlay_attributes(entry)
@@ -257,7 +259,7 @@ def _is_whiteout(entry: Path, info: os.stat_result) -> bool:
 OVERLAY_XATTR_PREFIX = "trusted.overlay."
 
 
-def _overlay_attributes(entry: Path) -> set[str]:
+def _overlay_attributes(entry: str | Path) -> set[str]:
     """overlayfs's own attributes of `entry` (the names after `trusted.overlay.`)."""
     try:
         names = os.listxattr(entry, follow_symlinks=False)

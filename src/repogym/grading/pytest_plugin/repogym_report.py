@@ -49,6 +49,7 @@ forward their reports to it.
 
 from __future__ import absolute_import, print_function
 
+import inspect
 import json
 import os
 import platform
@@ -146,6 +147,7 @@ def pytest_collection_modifyitems(session, config, items):
     yield
     for item in items:
         _MARKED_AT_COLLECTION[item.nodeid] = _has_xfail_mark(item)
+    _tell_inspect_the_test_modules(items)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -283,6 +285,31 @@ def _real(path):
 
 def _inside(path, folder):
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _tell_inspect_the_test_modules(items):
+    """Put each collected test module in `inspect`'s file -> module cache, as its own scan would.
+
+    The first failure of a run costs pytest a source lookup (`inspect.findsource`), and `inspect.getmodule`
+    finds the module of a code object by scanning every module in sys.modules for its file (a stat of each:
+    10-20 ms in a jail, paid by every run with a failing test, the grader's canary included). With the test
+    modules in the cache, the lookup finds them at once; what it finds is what the scan would have found.
+    """
+    cache = getattr(inspect, "modulesbyfile", None)
+    if not isinstance(cache, dict):
+        return
+    seen = set()
+    for item in items:
+        module = getattr(item, "module", None)
+        name = getattr(module, "__name__", None)
+        path = getattr(module, "__file__", None)
+        if not name or not path or name in seen or sys.modules.get(name) is not module:
+            continue
+        seen.add(name)
+        if path.endswith((".pyc", ".pyo")):
+            path = path[:-1]
+        for key in (path, os.path.normcase(os.path.abspath(path))):
+            cache.setdefault(key, name)
 
 
 def _has_xfail_mark(item):
