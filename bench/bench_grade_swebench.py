@@ -27,6 +27,11 @@ repository; ``verdicts`` adds a published agent's predictions and SWE-bench's re
   over every chosen instance's gold patch, as SWE-bench's harness grades a predictions file, against the sum of
   the same instances' bare runs back to back, each round.
 
+``ab``: two source trees' library grade of one instance against the bare harness, in the same minutes: one worker
+process per tree (``--a-src``, ``--b-src``) and one for the bare harness, asked in turn, one grade each per round in
+rotating order; figures: each side's median, its paired ratio to the bare run of the same round, the mean of its
+extra seconds, and B / A. What a change to the grader costs, where a run per tree would measure the load.
+
 ``reruns``: SWE-bench's eval of each chosen instance repeated, gold and empty, with PYTHONHASHSEED as SWE-bench
 leaves it: how often each verdict comes out, for instances whose test runner draws a new random seed per run.
 
@@ -35,6 +40,8 @@ leaves it: how often each verdict comes out, for instances whose test runner dra
         [--env-file bench/swebench_offline.toml]
     nice -n 10 .venv/bin/python bench/bench_grade_swebench.py speed --lite LITE.json --repos-dir REPOS \\
         --only ID,ID --rounds 5
+    .venv/bin/python bench/bench_grade_swebench.py ab --lite LITE.json --repos-dir REPOS --only ID \\
+        --a-src BASELINE/src --b-src src --rounds 60
     nice -n 10 .venv/bin/python bench/bench_grade_swebench.py reruns --lite LITE.json --repos-dir REPOS \
         --only sympy__sympy-13177 --runs 60
 """
@@ -397,6 +404,58 @@ def speed(args: argparse.Namespace) -> None:
     print(f"# load at the end {load_average()}")
 
 
+def ab_worker(args: argparse.Namespace) -> None:
+    """One side of `ab`: prepare the instance, grade it once (warm), print "ready", then one timed grade (or bare
+    run) per line of stdin, its seconds printed."""
+    task = imported_tasks(Path(args.lite), args.repo or DEFAULT_REPOS, {args.only}, args.env_file)[0]
+    runtime = TaskRuntime.create(task, "bwrap", args.repos_dir).prepare()
+    library(task, args.repos_dir)
+    print(f"ready {Path(repogym.__file__).resolve().parent}", flush=True)
+    for _ in sys.stdin:
+        print(bare(task, runtime) if args.side == "bare" else library(task, args.repos_dir)[0], flush=True)
+
+
+def ab(args: argparse.Namespace) -> None:
+    if not args.only or "," in args.only:
+        raise SystemExit("ab grades one instance: --only ID")
+    sides = {"bare": args.b_src, "A": args.a_src, "B": args.b_src}
+    common = [arg for arg in sys.argv[2:] if arg not in (args.a_src, args.b_src, "--a-src", "--b-src")]
+    workers = {}
+    for side, src in sides.items():
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(src).resolve()), str(Path(__file__).parent)])}
+        workers[side] = subprocess.Popen(
+            [sys.executable, __file__, "ab-worker", *common, "--side", side],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+        )  # fmt: skip
+    for side, worker in workers.items():
+        assert worker.stdout is not None and worker.stdin is not None
+        word, _, package = worker.stdout.readline().strip().partition(" ")
+        if word != "ready":
+            raise SystemExit(f"the {side} worker did not start (its stderr is above)")
+        if Path(package) != Path(sides[side]).resolve() / "repogym":
+            raise SystemExit(f"the {side} worker imported repogym from {package}, not from {sides[side]}")
+    print(f"# {machine_line()}\n# load at the start {load_average()}", flush=True)
+    times: dict[str, list[float]] = {side: [] for side in sides}
+    order = list(sides)
+    for round_ in range(args.rounds):
+        for side in order[round_ % 3 :] + order[: round_ % 3]:
+            workers[side].stdin.write("go\n")  # type: ignore[union-attr]
+            workers[side].stdin.flush()  # type: ignore[union-attr]
+            times[side].append(float(workers[side].stdout.readline()))  # type: ignore[union-attr]
+    for worker in workers.values():
+        worker.stdin.close()  # type: ignore[union-attr]
+        worker.wait()
+    rows = []
+    for side in ("A", "B"):
+        paired = statistics.median(a / b for a, b in zip(times[side], times["bare"], strict=True))
+        extra = statistics.mean(a - b for a, b in zip(times[side], times["bare"], strict=True))
+        rows.append([side, sides[side], f"{statistics.median(times[side]) * 1000:.1f}",
+                     f"{statistics.median(times['bare']) * 1000:.1f}", f"{paired:.3f}", f"{extra * 1000:.1f}"])
+    print(markdown_table(["side", "source", "grade ms", "bare ms", "grade / bare, paired", "extra ms, mean"], rows))
+    b_over_a = statistics.median(b / a for a, b in zip(times["A"], times["B"], strict=True))
+    print(f"B / A, paired: {b_over_a:.3f} over {args.rounds} rounds\n# load at the end {load_average()}")
+
+
 def reruns(args: argparse.Namespace) -> None:
     """Each chosen instance's SWE-bench eval run --runs times per patch (gold, empty), each in a fresh episode
     with PYTHONHASHSEED as SWE-bench leaves it (unset; `--hash-seed jail` keeps the jail's 0), and read by
@@ -430,7 +489,7 @@ def reruns(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="mode", required=True)
-    for name in ("verdicts", "speed", "recheck", "reruns"):
+    for name in ("verdicts", "speed", "recheck", "reruns", "ab", "ab-worker"):
         mode = sub.add_parser(name)
         mode.add_argument("--lite", required=True)
         mode.add_argument("--repos-dir", required=True)
@@ -442,6 +501,11 @@ def main() -> None:
     sub.choices["verdicts"].add_argument("--wall-s", type=float, default=600.0,
                                          help="Wall-clock limit per jailed command (raise it on a loaded machine).")
     sub.choices["speed"].add_argument("--rounds", type=int, default=5)
+    sub.choices["ab"].add_argument("--a-src", required=True, help="The baseline's src folder (git archive REV src).")
+    sub.choices["ab"].add_argument("--b-src", default=str(Path(__file__).parents[1] / "src"))
+    sub.choices["ab"].add_argument("--rounds", type=int, default=60)
+    sub.choices["ab-worker"].add_argument("--side", required=True)
+    sub.choices["ab-worker"].add_argument("--rounds", type=int)
     sub.choices["reruns"].add_argument("--runs", type=int, default=20)
     sub.choices["reruns"].add_argument("--hash-seed", choices=("unset", "jail"), default="unset",
                                        help="unset: as SWE-bench's images leave PYTHONHASHSEED; jail: the jail's 0.")
@@ -451,7 +515,8 @@ def main() -> None:
                                         help="Folder with SWE-bench's swebench_harness_log_parsers_python.py "
                                              "(default: the installed swebench package).")
     args = parser.parse_args()
-    {"verdicts": verdicts, "speed": speed, "recheck": recheck, "reruns": reruns}[args.mode](args)
+    modes = {"verdicts": verdicts, "speed": speed, "recheck": recheck, "reruns": reruns, "ab": ab, "ab-worker": ab_worker}
+    modes[args.mode](args)
 
 
 if __name__ == "__main__":
