@@ -54,6 +54,28 @@ def task_locations(task: Task, repos_dir: str | None = None) -> list[Location]:
     return list(dict.fromkeys(found))
 
 
+def fixed_functions(task: Task, repos_dir: str | None = None) -> dict[Location, str]:
+    """The text of each function or class the fix touches (`task_locations`), as it reads after the gold patch.
+
+    What a held-out task's answer restores, so that a training row holding it can be told apart
+    (`repogym.train.leakage`). Module-level locations are left out, and so is every location of a file that
+    cannot be read at the base commit, patched or parsed: compare the keys with `task_locations` to see which.
+    """
+    wanted = set(task_locations(task, repos_dir))
+    found: dict[Location, str] = {}
+    for patched in parse_patch(task.patch) or []:
+        before = "" if patched.is_added_file else _base_text(task, _strip(patched.source_file), repos_dir)
+        after = None if before is None else _patched_text(patched, before)
+        spans = _spans(after)
+        if after is None or spans is None:
+            continue
+        lines = after.splitlines(keepends=True)
+        for first, last, name in spans:
+            if (patched.path, name) in wanted:
+                found[(patched.path, name)] = "".join(lines[first - 1 : last])
+    return found
+
+
 def _file_names(task: Task, patched: PatchedFile, repos_dir: str | None) -> list[str]:
     before = "" if patched.is_added_file else _base_text(task, _strip(patched.source_file), repos_dir)
     old_spans = _spans(before)
