@@ -11,6 +11,7 @@ import pytest
 from repogym.env.context import make_windows, window_prompt
 from repogym.search_replace import apply_answer
 from repogym.task import Task
+from repogym.train.leakage import Guard, LeakageGuard
 from repogym.train.mutation_demos import (
     DemoOptions,
     DemoReport,
@@ -90,10 +91,42 @@ def test_hostile_corpus_copy_of_a_held_out_function_is_dropped(tmp_path: Path):
     )
     held_out = Task(instance_id="x__y-1", repo="x/y", base_commit="0" * 40, patch=gold, test_patch="",
                     problem_statement="")  # fmt: skip
-    kept, dropped = drop_held_out(rows, [held_out])
-    assert dropped >= 1 and len(kept) == len(rows) - dropped
+    report = DemoReport()
+    kept = drop_held_out(rows, LeakageGuard.from_tasks([held_out]), report)
+    assert report.dropped[Guard.LINE] >= 1 and len(kept) == len(rows) - report.dropped[Guard.LINE]
     assert not any("value > high and high is not None" in r["messages"][1]["content"].split("=======")[1]
                    for r in kept)  # fmt: skip
+
+
+def test_hostile_corpus_copy_reformatted_is_dropped_by_the_line_guard_and_counted():
+    """The vendored copy reformatted (no spaces around `>`, doubled spaces, a trailing comment): an exact
+    match of the held-out fix line misses it; the normalised line guard drops every demo writing it, keeps
+    the unrelated function's demos, and the report counts the drops under the line guard's reason."""
+    reformatted = SOURCE.replace(
+        "    if value > high and high is not None:",
+        "    if value>high  and  high is not None:  # upper bound",
+    )
+    found = file_mutations("vendored/mod.py", reformatted, DemoOptions(per_function=10), DemoReport())
+    rows = [row for row, _ in found]
+    fix = (
+        "--- a/mod.py\n+++ b/mod.py\n@@ -5 +5 @@\n"
+        "-    if value > high or high is not None:\n+    if value > high and high is not None:\n"
+    )
+    held_out = Task(instance_id="x__y-1", repo="x/y", base_commit="0" * 40, patch=fix, test_patch="",
+                    problem_statement="")  # fmt: skip
+    writes_it = [r for r in rows if "value>high  and  high is not None" in r["messages"][1]["content"]]
+    report = DemoReport()
+    kept = drop_held_out(rows, LeakageGuard.from_tasks([held_out]), report)
+    assert writes_it and not any(row in kept for row in writes_it)
+    assert {r["metadata"]["function"] for r in kept} >= {"span"}  # the unrelated function stays
+    assert len(kept) == len(rows) - len(writes_it)
+    assert report.to_dict()["dropped"] == {
+        "writes a held-out task's fixed line": len(writes_it),
+        "writes a held-out function's body": 0,
+    }
+    # No repository to read the function from: the report says the body guard could not see this task.
+    guarded = {"held_out_tasks": 1, "lines": 1, "bodies": 0, "tasks_without_body": 1}
+    assert report.to_dict()["guarded"] == guarded
 
 
 @pytest.mark.slow  # about 15 s: load_corpus hashes every candidate file before it draws

@@ -3,8 +3,10 @@ repositories' other functions and into the standard library -> FOLDER/demos.json
 not validated in the sandbox.
 
 Guarantees: nothing held out is used: the held-out repository is not among `repo_folders`, held-out
-functions are left out of the repository rows, and a corpus row that writes a held-out task's fixed line is
-dropped. Not guaranteed: that a demonstration's "fix" is the only right one (it restores the original line).
+functions are left out of the repository rows, and a row (repository or corpus) whose answer writes a
+held-out task's fixed line or fixed function body is dropped (`repogym.train.leakage`; each guard's drops
+are in the record's `dropped`). Not guaranteed: that a demonstration's "fix" is the only right one (it
+restores the original line).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from repogym.locate import task_locations
 from repogym.pipeline.record import StageResult
 from repogym.pipeline.runner import Hooks
 from repogym.pipeline.split import HELD_OUT_SPLITS
-from repogym.train.mutation_demos import DemoOptions, DemoReport, build_demos, repo_demos
+from repogym.train.leakage import LeakageGuard
+from repogym.train.mutation_demos import DemoOptions, DemoReport, build_demos, drop_held_out, repo_demos
 
 
 @dataclass(frozen=True)
@@ -51,9 +54,12 @@ def demos_stage(given: DemosInput, hooks: Hooks) -> DemosResult:
     ]
     banned = {location for task in held_out for location in task_locations(task)}
     corpus_path = given.folder / "demos-corpus.jsonl"
-    corpus = build_demos(corpus_path, given.options, held_out=held_out, workers=given.workers)
+    guard = LeakageGuard.from_tasks(held_out)
+    corpus = build_demos(corpus_path, given.options, guard=guard, workers=given.workers)
     report = DemoReport()
     rows = repo_demos([f for f in given.repo_folders if f.is_dir()], given.options, banned, report)
+    rows = drop_held_out(rows, guard, report)
+    report.rows = len(rows)
     write_jsonl(given.folder / "demos.jsonl", [*rows, *read_jsonl_records(corpus_path)])
     return DemosResult(
         repo_rows=len(rows), corpus_rows=corpus.rows, corpus=corpus.to_dict(), repos=report.to_dict()

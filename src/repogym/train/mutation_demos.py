@@ -34,7 +34,7 @@ from repogym.env.context import make_windows, window_answer, window_prompt
 from repogym.env.lines_answer import lines_answer
 from repogym.errors import ConfigError
 from repogym.files import read_jsonl_records, write_jsonl
-from repogym.patches import parse_patch, unified_diff
+from repogym.patches import unified_diff
 from repogym.sandbox.cache import cache_dir
 from repogym.synth.inject import touched_lines
 from repogym.synth.methods import resolve_methods
@@ -43,6 +43,7 @@ from repogym.task import Task
 from repogym.testpaths import is_test_path
 from repogym.train.chat_rows import make_row
 from repogym.train.corpus import load_corpus
+from repogym.train.leakage import Guard, LeakageGuard
 
 #: The single-line methods a 3-line window can decide: the broken token is visible and its fix follows
 #: from the code around it. Left out: const_off_by_one (which way, and which constant?) and
@@ -83,10 +84,12 @@ class DemoReport:
     dropped: Counter[str] = field(default_factory=Counter)
     cached: bool = False
     """The rows came from the cache (files and per-reason drops of the build are not known then)."""
+    guarded: dict[str, int] = field(default_factory=dict)
+    """What the leakage guard held (`LeakageGuard.describe`); its drops are in `dropped`, one reason a guard."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"cached": self.cached, "files": self.files, "rows": self.rows, "by_method": dict(self.by_method),
-                "dropped": dict(self.dropped)}  # fmt: skip
+                "dropped": dict(self.dropped), "guarded": self.guarded}  # fmt: skip
 
 
 def short_statement(text: str, max_tests: int = 3) -> str:
@@ -227,15 +230,14 @@ def _spliced(source: SourceFile, mutation: Any) -> str | None:
 
 
 def build_demos(out: str | os.PathLike[str], options: DemoOptions,
-                held_out: Iterable[Task] = (), workers: int = 1) -> DemoReport:  # fmt: skip
+                guard: LeakageGuard | None = None, workers: int = 1) -> DemoReport:  # fmt: skip
     """Up to `max_rows` demonstrations from the default corpus -> `out` (JSONL chat rows).
 
-    Cached under $REPOGYM_CACHE/demos by the options and the corpus digest (the held-out guard runs after).
-    `held_out`: tasks never to train on. A demo whose restored line is a line one of their gold patches
-    writes is dropped: a guard against a held-out function that also lives in the corpus (a vendored
-    copy, say), on top of the corpus leaving repogym's own package out.
+    Cached under $REPOGYM_CACHE/demos by the options and the corpus digest (the leakage guard runs after).
+    `guard`: the held-out tasks' fixes. A demo whose answer writes one of their fixed lines or fixed
+    function bodies is dropped (`repogym.train.leakage`): a guard against a held-out function that also
+    lives in the corpus (a vendored copy, say), on top of the corpus leaving repogym's own package out.
     """
-    held_out = list(held_out)
     corpus = load_corpus(None, options.max_chars, options.seed, max_file_bytes=options.max_file_bytes)
     key = hashlib.sha256(json.dumps([asdict(options), corpus.digest, DEMO_FORMAT]).encode()).hexdigest()
     cached = cache_dir("demos") / f"{key[:24]}.jsonl"
@@ -246,8 +248,8 @@ def build_demos(out: str | os.PathLike[str], options: DemoOptions,
         else:
             rows, report = _corpus_rows(corpus, options, workers)
             write_jsonl(cached, rows)
-    rows, dropped = drop_held_out(rows, held_out)
-    report.dropped["writes a held-out task's fixed line"] += dropped
+    if guard is not None:
+        rows = drop_held_out(rows, guard, report)
     report.rows = len(rows)
     write_jsonl(Path(out), rows)
     return report
@@ -304,18 +306,19 @@ def _chunk_demos(
     return rows, report
 
 
-def drop_held_out(rows: list[dict[str, Any]], held_out: Iterable[Task]) -> tuple[list[dict[str, Any]], int]:
-    """The rows whose restored line is no line a held-out task's gold patch writes, and how many were not."""
-    banned = frozenset(key for task in held_out for key in fixed_line_keys(task.patch))
-    kept = [row for row in rows if not banned & set(fixed_line_keys(row["metadata"]["gold_patch"]))]
-    return kept, len(rows) - len(kept)
-
-
-def fixed_line_keys(patch: str) -> list[str]:
-    """The lines a patch adds, whitespace-normalised (short ones, like `return x`, are too common to tell).
-
-    >>> fixed_line_keys("--- a/f.py\\n+++ b/f.py\\n@@ -1 +1 @@\\n-    if a  <  b:\\n+    if a >= len(items):\\n")
-    ['if a >= len(items):']
-    """
-    added = (line.value for patched in parse_patch(patch) or [] for hunk in patched for line in hunk if line.is_added)
-    return [key for key in (" ".join(value.split()) for value in added) if len(key) >= 16]
+def drop_held_out(
+    rows: list[dict[str, Any]], guard: LeakageGuard, report: DemoReport
+) -> list[dict[str, Any]]:
+    """The rows no leakage guard trips; each guard's drops counted in `report.dropped` under its reason
+    (every guard named, 0 included, so a report shows the guard ran)."""
+    report.dropped.update(dict.fromkeys(Guard, 0))
+    report.guarded = guard.describe()
+    kept = []
+    for row in rows:
+        tripped = guard.check_row(row)
+        if tripped is None:
+            kept.append(row)
+        else:
+            report.dropped[tripped] += 1
+            report.by_method[row["metadata"]["method"]] -= 1
+    return kept
