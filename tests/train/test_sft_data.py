@@ -11,8 +11,12 @@ from typer.testing import CliRunner
 
 import repogym.env
 from repogym.cli import app
+from repogym.dataset import save_tasks
 from repogym.search_replace import apply_answer
+from repogym.task import Source, Task
 from repogym.train.sft_data import SFTDataOptions, build_sft_data, read_summary, write_sft_data
+
+from ..support.git import commit_files, init_repo, staged_diff
 
 WINDOW = SFTDataOptions(context="window", window_lines=1)
 
@@ -122,3 +126,55 @@ def test_agent_mode_gold_rows_come_from_a_scripted_gold_rollout_in_the_sandbox(t
     assert row["source"] == "gold-agent" and (tmp_path / "sft.jsonl.gold-agent").is_dir()
     calls = [c["function"]["name"] for m in row["messages"] for c in m["tool_calls"] or []]
     assert calls == ["edit_file", "submit"] and row["messages"][-1]["role"] == "assistant"
+
+
+STATS = '''"""Stats."""
+
+
+def total(xs):
+    return sum(xs)
+'''
+MODE = '''
+
+def mode(xs):
+    """The most frequent value."""
+    counts = {}
+    for x in xs:
+        counts[x] = counts.get(x, 0) + 1
+    return max(counts, key=counts.get)
+'''
+
+
+def test_hostile_train_task_adding_a_held_out_function_is_dropped_by_the_body_guard(tmp_path, monkeypatch):
+    """A training commit adds `mode`, whose injected bug is held out: its gold answer holds `mode` whole.
+    The held-out fix line (`for x in xs:`) is too short for the line guard; the body guard drops the row,
+    the unrelated training task is kept, and the summary and the table count each guard's drops."""
+    monkeypatch.setenv("REPOGYM_CACHE", str(tmp_path / "cache"))
+    repo = tmp_path / "stats"
+    without_mode = init_repo(repo, {"stats.py": STATS})
+    adds_mode = staged_diff(repo, {"stats.py": STATS + MODE})
+    fixes_total = staged_diff(repo, {"stats.py": STATS.replace("sum(xs)", "sum(xs, start=0)")})
+    with_bug = commit_files(repo, {"stats.py": STATS + MODE.replace("in xs:", "in xs[1:]:")}, "inject")
+    fixes_mode = staged_diff(repo, {"stats.py": STATS + MODE})
+    train = [
+        Task("o__stats-1", "o/stats", without_mode, adds_mode, repo_source=str(repo)),
+        Task("o__stats-2", "o/stats", without_mode, fixes_total, repo_source=str(repo)),
+    ]
+    held_out = Task("o__stats-synth", "o/stats", with_bug, fixes_mode, source=Source.SYNTHETIC,
+                    repo_source=str(repo), metadata={"file": "stats.py", "function": "mode"})  # fmt: skip
+    train_file, held_out_file = tmp_path / "train.jsonl", tmp_path / "heldout.jsonl"
+    out = tmp_path / "sft.jsonl"
+    save_tasks(train, train_file)
+    save_tasks([held_out], held_out_file)
+    args = ["data", "sft", str(train_file), "--out", str(out), "--held-out", str(held_out_file)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["instance_id"] for line in out.read_text().splitlines()] == ["o__stats-2"]
+    summary = read_summary(out)
+    assert summary["sources"][0]["dropped"] == {
+        "writes a held-out function's body": 1,
+        "writes a held-out task's fixed line": 0,
+    }
+    assert summary["guarded"] == {"held_out_tasks": 1, "lines": 0, "bodies": 1, "tasks_without_body": 0}
+    printed = " ".join(result.output.split())
+    assert "leakage guard over 1 held-out tasks: 0 fixed lines, 1 function bodies" in printed

@@ -33,6 +33,7 @@ def data_sft_command(
     max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Drop rows longer than this many tokens (needs --tokenizer).")] = None,
     tokenizer: Annotated[Path | None, typer.Option("--tokenizer", help="Model folder whose chat template counts tokens.")] = None,
     max_per_task: Annotated[int | None, typer.Option("--max-per-task", help="Rollouts: at most N resolved attempts per task.")] = None,
+    held_out: Annotated[list[Path] | None, typer.Option("--held-out", help="Task file never to train on (repeatable): rows writing its fixed lines or fixed function bodies are dropped.")] = None,
     repos_dir: ReposDir = None,
     sandbox: Sandbox = "bwrap",
     jobs: Jobs = 1,
@@ -44,6 +45,8 @@ def data_sft_command(
     OUT.summary.json. Agentless gold rows use the env's own prompt, so pass the same --context,
     --window-lines, --localize, --answer-format and --prompt-style as the env you will evaluate in.
     The sandbox runs agent gold rollouts and sbfl; --jobs is how many agent gold rollouts run at once.
+    --held-out FILE (the held-out splits' task files) drops every row whose answer writes one of their
+    fixed lines or the body of one of their fixed functions; each guard's drops are a reason in the table.
 
     Example: repogym data sft runs/gold tasks.jsonl --out sft.jsonl --context window --window-lines 3
     """
@@ -66,6 +69,7 @@ def data_sft_command(
         answer_format=answer_format, prompt_style=prompt_style,  # type: ignore[arg-type]
         max_chars=max_chars, max_tokens=max_tokens, tokenizer=str(tokenizer) if tokenizer else None,
         max_per_task=max_per_task, repos_dir=str(repos_dir) if repos_dir else None, sandbox=sandbox, jobs=jobs,
+        held_out=tuple(str(path) for path in held_out or ()),
     )  # fmt: skip
     progress = Progress(
         SpinnerColumn(), TextColumn("[bold]data sft[/] {task.fields[source]}"), MofNCompleteColumn(),
@@ -90,6 +94,10 @@ def data_sft_command(
         why = ", ".join(f"{n} {reason}" for reason, n in report.dropped.most_common()) or "-"
         table.add_row(report.source, report.kind, str(report.rows_in), str(report.kept), why)
     console.print(table)
+    if data.guarded is not None:
+        guarded = data.guarded
+        console.print(f"leakage guard over {guarded['held_out_tasks']} held-out tasks: {guarded['lines']} fixed lines, "
+                      f"{guarded['bodies']} function bodies ({guarded['tasks_without_body']} tasks without one)")  # fmt: skip
     console.print(f"summary: {summary_path}", soft_wrap=True, markup=False)
     if not data.rows:
         raise ConfigError(f"{out}: no rows kept from {len(sources)} source(s); see the table for why")

@@ -20,7 +20,7 @@ from repogym.pipeline.grpo import GRPOInput
 from repogym.pipeline.model import ModelInput
 from repogym.pipeline.plan import QuickstartPlan
 from repogym.pipeline.sft import SFTDataInput, SFTInput
-from repogym.pipeline.split import SplitInput
+from repogym.pipeline.split import HELD_OUT_SPLITS, SplitInput
 from repogym.train.mutation_demos import DemoOptions
 from repogym.train.rl_tasks import machine_workers
 from repogym.train.sft_config import SFTRunConfig
@@ -59,9 +59,15 @@ def demos_input(out: Path, plan: QuickstartPlan, repos: tuple[str, ...], workers
 def sft_data_input(
     out: Path, plan: QuickstartPlan, sandbox: str, extra: tuple[Path, ...] = ()
 ) -> SFTDataInput:
-    """Gold demonstrations (SWE-RL answers) of the train split (and of `extra` files), in the eval's context."""
+    """Gold demonstrations (SWE-RL answers) of the train split (and of `extra` files), in the eval's context;
+    a row writing a held-out split's fixed line or function body is dropped (`repogym.train.leakage`)."""
+    held_out = tuple(str(out / "split" / f"{split}.jsonl") for split in HELD_OUT_SPLITS)
     options = SFTDataOptions(
-        gold="agentless", sandbox=sandbox, jobs=max(2, machine_workers()), **plan.env_options
+        gold="agentless",
+        sandbox=sandbox,
+        jobs=max(2, machine_workers()),
+        held_out=held_out,
+        **plan.env_options,
     )
     rows = out / "train" / "sft.jsonl"
     return SFTDataInput(

@@ -13,8 +13,10 @@
 - any other JSONL whose rows have `messages` (e.g. `repogym data commits`): passed through.
 
 Across all sources, rows that train the same tokens (same messages and tools) are kept once, and
-rows longer than `max_chars` (or `max_tokens` with a tokenizer) are dropped. Every source's rows
-in, rows kept and rows dropped per reason are recorded (`<out>.summary.json`).
+rows longer than `max_chars` (or `max_tokens` with a tokenizer) are dropped. With `held_out` task
+files, a row whose answer writes one of their fixed lines or fixed function bodies is dropped too
+(`repogym.train.leakage`, one reason per guard). Every source's rows in, rows kept and rows dropped
+per reason are recorded (`<out>.summary.json`).
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ from typing import Any, Literal
 
 from repogym.agent.backends.tokenizer import load_tokenizer
 from repogym.agent.policies import PolicyConfig
+from repogym.dataset import load_tasks
 from repogym.errors import ConfigError, DatasetError
 from repogym.files import read_jsonl_records, write_json, write_jsonl
 from repogym.rollout.run import RolloutConfig, run_rollout
 from repogym.train.chat_rows import make_row, row_digest, unusable_reason
 from repogym.train.gold import agentless_gold_rows
+from repogym.train.leakage import Guard, LeakageGuard
 
 SourceKind = Literal["rollout", "tasks", "chat"]
 
@@ -64,6 +68,8 @@ class SFTDataOptions:
     sandbox: str = "bwrap"
     jobs: int = 1
     """Agent-mode gold rollouts (and env-built prompts) at once."""
+    held_out: tuple[str, ...] = ()
+    """Task files never to train on: a row whose answer writes what one of their fixes writes is dropped."""
 
 
 @dataclass
@@ -84,9 +90,14 @@ class SourceReport:
 class SFTData:
     rows: list[dict[str, Any]] = field(default_factory=list)
     reports: list[SourceReport] = field(default_factory=list)
+    guarded: dict[str, int] | None = None
+    """What the leakage guard held (`LeakageGuard.describe`); None without `held_out` task files."""
 
     def summary(self) -> dict[str, Any]:
-        return {"rows": len(self.rows), "sources": [r.to_dict() for r in self.reports]}
+        summary: dict[str, Any] = {"rows": len(self.rows), "sources": [r.to_dict() for r in self.reports]}
+        if self.guarded is not None:
+            summary["guarded"] = self.guarded
+        return summary
 
 
 def detect_kind(path: Path) -> SourceKind:
@@ -121,17 +132,22 @@ def build_sft_data(
     if not sources:
         raise ConfigError("SOURCES: give at least one rollout folder, task file or chat-row JSONL")
     counter = _length_counter(options)
-    data, seen = SFTData(), set()
+    guard = _leakage_guard(options)
+    data, seen = SFTData(guarded=guard.describe() if guard else None), set()
     for source in sources:
         path = Path(source)
         kind = detect_kind(path)
         report = SourceReport(str(path), kind)
+        if guard is not None:
+            report.dropped.update(dict.fromkeys(Guard, 0))  # each guard named, so a summary shows it ran
         for row, reason in _source_rows(path, kind, options, Path(out)):
             report.rows_in += 1
             if on_row is not None:
                 on_row(str(path))
             if reason is None:
                 reason = unusable_reason(row["messages"]) or counter(row)
+            if reason is None and guard is not None:
+                reason = guard.check_row(row)
             if reason is None:
                 digest = row_digest(row)
                 reason = "duplicate" if digest in seen else None
@@ -215,6 +231,14 @@ def gold_agent_rollout(tasks: Path, options: SFTDataOptions, out: Path) -> Path:
     )  # fmt: skip
     run_rollout(config)
     return folder
+
+
+def _leakage_guard(options: SFTDataOptions) -> LeakageGuard | None:
+    """The guard of the `held_out` task files' fixes (None when there are none)."""
+    if not options.held_out:
+        return None
+    tasks = (task for path in options.held_out for task in load_tasks(path))
+    return LeakageGuard.from_tasks(tasks, options.repos_dir)
 
 
 def _length_counter(options: SFTDataOptions) -> Callable[[dict[str, Any]], str | None]:
