@@ -122,6 +122,33 @@ def test_an_install_that_leaves_the_venv_as_it_was_adds_no_venv_layer(hello_repo
         repo.git("reset", "-q", "--hard", base)
 
 
+_WHOLE_SECONDS = (
+    "import os, sys; "
+    "made = [os.path.join(d, f) for d, _, fs in os.walk('.') if '.git' not in d for f in fs if f != 'edited.c']; "
+    "print(int(os.stat('edited.c').st_mtime), max(int(os.stat(p).st_mtime) for p in made))"
+)
+
+
+@pytest.mark.slow
+def test_a_source_patched_right_after_the_install_is_newer_in_whole_seconds(hello_repo):
+    """distutils and setuptools rebuild an extension only when a source's whole-second mtime is past its
+    build's: a patch applied in the second the install layer was made was never compiled, and the C-extension
+    gold patch of test_swebench_shapes graded UNRESOLVED about one time in two. A layer is ready only once
+    that second is over."""
+    repo, base = hello_repo
+    second = repo.commit({"README.md": "whole seconds\n"}, "readme")
+    try:
+        # An install step whose last act is a write in the repo, as a compiled extension's copy is.
+        task = repo.task("local__hello-seconds", second, env=EnvSpec(install=("touch made-last.so",)))
+        runtime = TaskRuntime.create(task).prepare()
+        with runtime.episode() as episode:
+            result = episode.run(f'touch edited.c && python -c "{_WHOLE_SECONDS}"')
+        edited, newest_installed = map(int, result.output.split())
+        assert edited > newest_installed, result.output
+    finally:
+        repo.git("reset", "-q", "--hard", base)
+
+
 @pytest.mark.slow
 def test_packaging_patch_is_installed_with_a_copied_workspace(hello_task, monkeypatch):
     monkeypatch.setenv("REPOGYM_NO_OVERLAY", "1")

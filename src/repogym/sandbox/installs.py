@@ -26,8 +26,10 @@ folders; the editable install does not apply there anyway).
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,9 +100,26 @@ def ensure_commit_layers(sandbox: Sandbox, task: Task, env: EnvHandle, pristine:
                 done.unlink(missing_ok=True)
                 if _read(folder / "from-build") != stamp:
                     _install(sandbox, task, env, pristine, folder, step, overlay)
+                written = time.time()  # the install step's writes are no later than this
                 _make_baseline(sandbox, env, pristine, folder, overlay)
+                _outlast_the_second_of(written)
                 done.write_text(stamp)
     return _layers(folder, pristine, env, overlay, step)
+
+
+def _outlast_the_second_of(written: float) -> None:
+    """Return only once the wall clock is past the whole second in which the install step last wrote.
+
+    distutils and setuptools decide whether to rebuild an extension by `os.stat(path)[ST_MTIME]`, whole
+    seconds: a source patched in the same second as the build that made its `.so` reads as not newer, the
+    re-install skips the build, and the tests run the old code (a gold patch graded right after its
+    environment was built came out UNRESOLVED about one time in two). Waiting here costs under a second per
+    layer made, never per episode; backdating the layer's files instead would rewrite the stat data its git
+    baseline records.
+    """
+    left = math.floor(written) + 1 - time.time()
+    if left > 0:
+        time.sleep(left)
 
 
 def _read(path: Path) -> str:
