@@ -3,7 +3,8 @@
 A policy is anything that can write the next assistant turn of a chat: a
 local transformers model (`hf:PATH`), an OpenAI-compatible endpoint
 (`openai:MODEL`), a replay of given actions (`scripted:gold`,
-`scripted:FILE.jsonl`) or a person at the terminal (`human`). They are named
+`scripted:FILE.jsonl`), a person at the terminal (`human`) or a non-learned
+baseline (`heuristic:swap`: one operator swapped in a suspicious line). They are named
 by a spec string and built by `make_policy(PolicyConfig(spec=...))`; a dotted
 path to a factory `fn(arg, config) -> Policy` also works.
 
@@ -127,7 +128,8 @@ class PolicyConfig:
     """A policy spec plus its backend's options; picklable, so Ray workers can rebuild the policy."""
 
     spec: str
-    """'scripted:gold', 'scripted:FILE.jsonl', 'hf:PATH', 'openai:MODEL', 'human', or a dotted path."""
+    """'scripted:gold', 'scripted:FILE.jsonl', 'hf:PATH', 'openai:MODEL', 'human', 'heuristic:swap' (a non-learned
+    baseline), or a dotted path."""
     base_url: str = ""
     """openai: the endpoint's base URL, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL)."""
     api_key_env: str = "OPENAI_API_KEY"
@@ -160,6 +162,7 @@ policy_backends: Registry[PolicyFactory] = Registry("policy backend")
 _BACKEND_MODULES = {
     "scripted": "repogym.agent.backends.scripted",
     "hf": "repogym.agent.backends.hf",
+    "heuristic": "repogym.agent.backends.heuristic",
     "openai": "repogym.agent.backends.openai",
     "human": "repogym.agent.backends.human",
 }

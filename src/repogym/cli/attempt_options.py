@@ -33,7 +33,8 @@ class AttemptOptions(OptionGroup):
     policy: Annotated[
         str,
         typer.Option(
-            "--policy", help="scripted:gold | scripted:FILE | hf:PATH | openai:MODEL | human | a dotted path."
+            "--policy",
+            help="scripted:gold | scripted:FILE | hf:PATH | openai:MODEL | human | heuristic:swap | a dotted path.",
         ),
     ]
     n: Annotated[int, typer.Option("-n", min=1, help="Attempts per task (a GRPO group; pass@n in eval).")] = 1
