@@ -131,6 +131,19 @@ def test_every_help_has_an_example_line():
     assert_no_drift(check)
 
 
+def test_no_option_shows_a_python_object_as_its_default():
+    """An option-group field without a default was shown as `[default: <dataclasses._MISSING_TYPE object at
+    0x...>]` (eval's --policy) instead of being required."""
+
+    def check(command):
+        for option in _options(command):
+            default = option.default
+            if type(default).__module__ == "dataclasses" or " object at 0x" in repr(default):
+                yield f"{option.opts}: default {default!r}"
+
+    assert_no_drift(check)
+
+
 def test_every_command_is_added_the_one_way():
     """`common.add_command` gives a command the CLI's contract (errors, Ctrl-C, JSON mode, old spellings)."""
 

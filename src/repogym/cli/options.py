@@ -182,9 +182,15 @@ _BY_NAME = inspect.Parameter.KEYWORD_ONLY
 def _group_fields(group: type[OptionGroup]) -> list[inspect.Parameter]:
     hints = typing.get_type_hints(group, include_extras=True)
     return [
-        inspect.Parameter(field.name, _BY_NAME, annotation=hints[field.name], default=field.default)
+        inspect.Parameter(field.name, _BY_NAME, annotation=hints[field.name], default=_default(field))
         for field in dataclasses.fields(group)  # type: ignore[arg-type]
     ]
+
+
+def _default(field: dataclasses.Field) -> Any:
+    """The field's default as a signature holds it: none at all for a field without one (typer then marks the
+    option required, where dataclasses' MISSING marker would be printed as its default)."""
+    return inspect.Parameter.empty if field.default is dataclasses.MISSING else field.default
 
 
 def expand_option_groups(function: Callable[..., Any]) -> Callable[..., Any]:
