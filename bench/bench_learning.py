@@ -46,7 +46,7 @@ from repogym.pipeline.demos import demos_stage
 from repogym.pipeline.grpo import grpo_stage
 from repogym.pipeline.model import model_stage
 from repogym.pipeline.plan import make_plan
-from repogym.pipeline.quickstart import before_after_rows, evaluate_splits
+from repogym.pipeline.quickstart import SWAP_POLICY, before_after_rows, evaluate_splits
 from repogym.pipeline.runner import Hooks, Runner
 from repogym.pipeline.sft import sft_data_stage, sft_stage
 from repogym.pipeline.split import split_stage
@@ -155,8 +155,11 @@ def main() -> None:
                    inputs.sft_data_input(data, base, "bwrap", extra=(data / "train" / "demos.jsonl",)))  # fmt: skip
     log(f"split {counts}; demos {demos.repo_rows} from the train repos + {demos.corpus_rows} from the "
         f"corpus; {sft_rows.rows} SFT rows")  # fmt: skip
+    # The non-learned baseline (one operator swap in the suspicious line), once: it has no seed to vary.
+    swap = evaluate_splits(run, data, base, "bwrap", "swap", SWAP_POLICY)
     results = {"args": {k: str(v) for k, v in vars(args).items()}, "split": counts.to_dict(),
-               "demos": demos.to_dict(), "sft_rows": sft_rows.to_dict(), "seeds": {}}  # fmt: skip
+               "demos": demos.to_dict(), "sft_rows": sft_rows.to_dict(), "seeds": {},
+               "swap": {f"{split}/swap": score.to_dict() for (split, _), score in swap.items()}}  # fmt: skip
     for seed in args.seeds:
         seed_result = _seed_run(work, data, dataclasses.replace(base, seed=seed), log)
         write_json(work / f"seed-{seed}" / "result.json", seed_result)
@@ -168,15 +171,16 @@ def main() -> None:
             if (folder / "result.json").is_file():
                 results["seeds"][folder.name] = json.loads((folder / "result.json").read_text())
         build_report([*folders, data], work / "report.html", max_attempts=40)
-        for line in summary_table(results["seeds"]):
+        for line in summary_table(results["seeds"], results["swap"]):
             print(line)
         results["wall_s"] = round(time.monotonic() - started, 1)
         write_json(work / "results.json", results)
         log(f"wrote {work / 'report.html'} and {work / 'results.json'}")
 
 
-def summary_table(seeds: dict) -> list[str]:
-    """Markdown rows: per seed and split, pass@1 [95% interval] at each stage, and GRPO minus SFT."""
+def summary_table(seeds: dict, swap: dict) -> list[str]:
+    """Markdown rows: per seed and split, pass@1 [95% interval] of the non-learned baseline (one operator
+    swap, the same for every seed) and of the model at each stage, and GRPO minus SFT."""
 
     def cell(score: dict | None) -> str:
         if not score:
@@ -187,8 +191,8 @@ def summary_table(seeds: dict) -> list[str]:
         )
 
     lines = [
-        "| seed | split | tasks | baseline | after SFT | after SFT+GRPO | GRPO - SFT |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        "| seed | split | tasks | one operator swap | model before | after SFT | after SFT+GRPO | GRPO - SFT |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, result in sorted(seeds.items()):
         for split in ("heldout-functions", "heldout-repo"):
@@ -199,7 +203,8 @@ def summary_table(seeds: dict) -> list[str]:
                 if stages[1] and stages[2]
                 else "–"
             )
-            lines.append(f"| {name} | {split} | {tasks} | {' | '.join(cell(s) for s in stages)} | {gain} |")
+            cells = " | ".join(cell(s) for s in [swap.get(f"{split}/swap"), *stages])
+            lines.append(f"| {name} | {split} | {tasks} | {cells} | {gain} |")
     return lines
 
 
@@ -215,13 +220,13 @@ def _seed_run(work: Path, data: Path, plan, log) -> dict:  # type: ignore[no-unt
     stamp: dict[str, float] = {}
     with _timed(stamp, "pretrain"):
         model = run("model", model_stage, inputs.model_input(out, plan))
-    scores = evaluate_splits(run, out, plan, "bwrap", "baseline", model.model_dir)
+    scores = evaluate_splits(run, out, plan, "bwrap", "baseline", f"hf:{model.model_dir}")
     with _timed(stamp, "sft"):
         sft = run("sft", sft_stage, inputs.sft_input(out, plan, model.model_dir))
-    scores |= evaluate_splits(run, out, plan, "bwrap", "sft", sft.model_dir)
+    scores |= evaluate_splits(run, out, plan, "bwrap", "sft", f"hf:{sft.model_dir}")
     with _timed(stamp, "grpo"):
         grpo = run("grpo", grpo_stage, inputs.grpo_input(out, plan, sft.model_dir, "bwrap"))
-    scores |= evaluate_splits(run, out, plan, "bwrap", "grpo", grpo.model_dir)
+    scores |= evaluate_splits(run, out, plan, "bwrap", "grpo", f"hf:{grpo.model_dir}")
     for row in before_after_rows(scores):
         log(f"seed {plan.seed}: {' | '.join(row)}")
     return {"model": model.to_dict(), "sft": sft.to_dict(), "grpo": grpo.to_dict(),

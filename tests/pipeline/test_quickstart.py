@@ -78,11 +78,11 @@ def test_quickstart_fast_from_a_fresh_clone_interrupted_then_resumed_runs_the_wh
     assert not functions["train"] & functions["heldout-functions"]
     held_repo = {task.repo for task in split["heldout-repo"]}
     assert len(held_repo) == 1 and not held_repo & {task.repo for task in split["train"]}
-    # Every stage ran: training curves and the six evaluations are on disk.
+    # Every stage ran: training curves and the eight evaluations are on disk.
     for run in ("pretrain", "sft", "grpo"):
         folder = out / "train" / run if run != "pretrain" else out / "model" / "pretrained"
         assert folder.is_dir(), folder
-    for stage in ("baseline", "sft", "grpo"):
+    for stage in ("swap", "baseline", "sft", "grpo"):
         for name in ("heldout-functions", "heldout-repo"):
             summary = json.loads((out / "eval" / f"{stage}-{name}" / "summary.json").read_text())
             assert summary["tasks"] == len(split[name]) and "pass@1" in summary["intervals"]
@@ -91,8 +91,10 @@ def test_quickstart_fast_from_a_fresh_clone_interrupted_then_resumed_runs_the_wh
     assert "before / after" in done.stdout
     assert re.search(r"heldout-functions \(\d+ tasks\)", done.stdout)
     assert re.search(r"heldout-repo \(\d+ tasks\)", done.stdout)
+    assert "one operator swap" in done.stdout  # the non-learned baseline's column
     page = (out / "report.html").read_text(encoding="utf-8")
     table = page[page.index('<table class="before-after">'):]
     table = table[: table.index("</table>")]
-    for word in ("heldout-functions", "heldout-repo", "baseline", "sft", "grpo"):
+    for word in ("heldout-functions", "heldout-repo", "swap", "baseline", "sft", "grpo"):
         assert word in table, word
+    assert "heuristic:swap, one operator swapped" in page  # what the swap column is

@@ -146,7 +146,7 @@ def before_after_table(result: QuickstartRun, plan: QuickstartPlan) -> Table:
         f"(perfect fault localization){', no issue text' if plan.prompt_style == 'compact' else ''}, answers: {_ANSWERS.get(plan.answer_format, plan.answer_format)}; "
         f"tiny model, {plan.budget_minutes:g} training minutes",
     )  # fmt: skip
-    for name in ("held-out split", "baseline", "after SFT", "after SFT+GRPO"):
+    for name in ("held-out split", "one operator swap", "model before", "after SFT", "after SFT+GRPO"):
         table.add_column(name, justify="left" if name == "held-out split" else "right")
     for row in before_after_rows(result.scores):
         table.add_row(*row)

@@ -8,5 +8,6 @@ SUMMARY_FILE = "summary.json"
 ROLLOUT_DIR = "rollout"
 PREDICTIONS_FILE = "predictions.jsonl"
 SWEBENCH_REPORT_FILE = "swebench_report.json"
-#: Stage names the report knows the order of (others follow, in the order given).
-KNOWN_STAGES = ("baseline", "sft", "grpo")
+#: Stage names the report knows the order of (others follow, in the order given): the non-learned baseline
+#: (`--policy heuristic:swap`), the model before training, after SFT, after GRPO.
+KNOWN_STAGES = ("swap", "baseline", "sft", "grpo")

@@ -6,7 +6,9 @@ time, each the library function of its own command (nothing here re-implements a
    so that no function is on both sides -> OUT/split/;
 3. model (`repogym model init` + `model pretrain`): a tiny Llama pretrained on the standard library
    within the plan's minutes, cached for the next run -> OUT/model/;
-4. baseline eval (`repogym eval`) on both held-out splits -> OUT/eval/baseline-<split>/;
+4. evals (`repogym eval`) on both held-out splits of the non-learned baseline (`--policy heuristic:swap`:
+   one operator swapped in the suspicious line, what a learned figure must beat) -> OUT/eval/swap-<split>/,
+   and of the model before training -> OUT/eval/baseline-<split>/;
 5. (with `plan.demo_rows`) cheap demonstrations -> OUT/train/demos.jsonl;
 6. SFT data (`repogym data sft`): gold demonstrations of the train split -> OUT/train/sft.jsonl;
 7. SFT (`repogym train sft`) -> OUT/train/sft/; eval -> OUT/eval/sft-<split>/;
@@ -42,8 +44,10 @@ from repogym.train.sft import quiet_library_bars
 
 STATE_FILE = "quickstart.json"
 STATE_KIND = "repogym.quickstart"
-#: The models compared, in the before/after table's order.
-STAGES = ("baseline", "sft", "grpo")
+#: What the before/after table compares, in its order: the non-learned baseline (one operator swap in the
+#: suspicious line, `heuristic:swap`), then the model before training, after SFT, after SFT+GRPO.
+STAGES = ("swap", "baseline", "sft", "grpo")
+SWAP_POLICY = "heuristic:swap"
 Scores = dict[tuple[str, str], EvalResult]
 """(held-out split, stage) -> that evaluation's result."""
 
@@ -68,8 +72,9 @@ def run_quickstart(out: Path, plan: QuickstartPlan, *, workers: int = 2, sandbox
         )
     quiet_library_bars()  # transformers' tqdm bars (loading, writing shards) would cut into the live display
     split = run("split", split_stage, inputs.split_input(out, plan, held_out_repo=data.repos[-1]))
+    scores = evaluate_splits(run, out, plan, sandbox, "swap", SWAP_POLICY)
     model = run("model", model_stage, inputs.model_input(out, plan))
-    scores = evaluate_splits(run, out, plan, sandbox, "baseline", model.model_dir)
+    scores |= evaluate_splits(run, out, plan, sandbox, "baseline", f"hf:{model.model_dir}")
     extra: tuple[Path, ...] = ()
     if plan.demo_rows:
         demos = inputs.demos_input(out, plan, data.repos)
@@ -77,18 +82,18 @@ def run_quickstart(out: Path, plan: QuickstartPlan, *, workers: int = 2, sandbox
         extra = (demos.folder / "demos.jsonl",)
     run("sft_data", sft_data_stage, inputs.sft_data_input(out, plan, sandbox, extra))
     sft = run("sft", sft_stage, inputs.sft_input(out, plan, model.model_dir))
-    scores |= evaluate_splits(run, out, plan, sandbox, "sft", sft.model_dir)
+    scores |= evaluate_splits(run, out, plan, sandbox, "sft", f"hf:{sft.model_dir}")
     grpo = run("grpo", grpo_stage, inputs.grpo_input(out, plan, sft.model_dir, sandbox))
-    scores |= evaluate_splits(run, out, plan, sandbox, "grpo", grpo.model_dir)
+    scores |= evaluate_splits(run, out, plan, sandbox, "grpo", f"hf:{grpo.model_dir}")
     return QuickstartRun(split, scores, write_report(out))
 
 
 def evaluate_splits(run: Runner, out: Path, plan: QuickstartPlan, sandbox: str, stage: str,
-                    model_dir: str) -> Scores:  # fmt: skip
-    """`stage`'s model evaluated on each held-out split."""
+                    policy: str) -> Scores:  # fmt: skip
+    """`stage`'s policy (a spec: `hf:MODEL_DIR`, `heuristic:swap`) evaluated on each held-out split."""
     return {
         (split, stage): run(f"eval/{stage}-{split}", eval_stage,
-                            inputs.eval_input(out, plan, sandbox, stage, split, model_dir))
+                            inputs.eval_input(out, plan, sandbox, stage, split, policy))
         for split in HELD_OUT_SPLITS
     }  # fmt: skip
 
@@ -124,7 +129,7 @@ def before_after_rows(scores: Scores) -> list[list[str]]:
     """The closing table: one row per held-out split, a cell per stage ("pass@1 [low, high]").
 
     >>> before_after_rows({("heldout-repo", "baseline"): EvalResult(0.25, 0.0, 0.5, tasks=4, resolve_rate=0.25)})
-    [['heldout-repo (4 tasks)', '25.0% [0.0, 50.0]', '–', '–']]
+    [['heldout-repo (4 tasks)', '–', '25.0% [0.0, 50.0]', '–', '–']]
     """
     rows = []
     for split in HELD_OUT_SPLITS:

@@ -105,12 +105,13 @@ def grpo_input(out: Path, plan: QuickstartPlan, base_model: str, sandbox: str) -
 
 
 def eval_input(
-    out: Path, plan: QuickstartPlan, sandbox: str, stage: str, split: str, model_dir: str
+    out: Path, plan: QuickstartPlan, sandbox: str, stage: str, split: str, policy: str
 ) -> EvalInput:
-    """`repogym eval SPLIT --policy hf:MODEL --mode agentless` into OUT/eval/<stage>-<split>/."""
+    """`repogym eval SPLIT --policy POLICY --mode agentless` into OUT/eval/<stage>-<split>/ (`policy`: a spec,
+    `hf:MODEL_DIR` for a model)."""
     greedy = plan.eval_attempts == 1
     return EvalInput(EvalConfig(
-        tasks=str(out / "split" / f"{split}.jsonl"), policy=PolicyConfig(spec=f"hf:{model_dir}"),
+        tasks=str(out / "split" / f"{split}.jsonl"), policy=PolicyConfig(spec=policy),
         out=str(out / "eval" / f"{stage}-{split}"), n=plan.eval_attempts, stage=stage, split=split,
         mode="agentless", env_options=plan.env_options, jobs=2, sandbox=sandbox,
         sampling=SamplingParams(temperature=0.0 if greedy else 1.0, max_tokens=plan.max_reply_tokens, seed=plan.seed),

@@ -103,7 +103,7 @@ class ReportInputs:
         return sorted(self.trainings, key=rank)
 
     def ordered_evals(self) -> list[EvalRun]:
-        """Known stages first (baseline, sft, grpo), then others in the order found."""
+        """Known stages first (swap, baseline, sft, grpo), then others in the order found."""
         rank = {stage: i for i, stage in enumerate(KNOWN_STAGES)}
         return sorted(self.evals, key=lambda e: (rank.get(e.stage, len(rank)), self.evals.index(e)))
 
