@@ -156,6 +156,13 @@ def test_training_columns_fall_into_families():
         "loss", "loss", "reward", "reward", "resolve rate", "completion length", "clipping", "learning rate"]  # fmt: skip
 
 
+def test_a_running_token_total_is_not_drawn_as_a_completion_length():
+    """TRL's SFT logs `num_tokens`, every token trained on so far: it was drawn in a plot titled "completion
+    length", a line that only rises."""
+    assert metric_family("num_tokens") == "tokens seen"
+    assert metric_family("completions/mean_length") == metric_family("completions/max_length") == "completion length"
+
+
 @pytest.mark.skipif(chromium.executable() is None, reason="chromium is not installed (apt-get install -y chromium; "
                     "scripts/setup.sh installs it)")  # fmt: skip
 def test_report_renders_in_headless_chromium_offline(report_page, tmp_path):

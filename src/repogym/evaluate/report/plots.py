@@ -28,6 +28,8 @@ FAMILIES: tuple[tuple[str, str], ...] = (
     ("format errors", r"format"),
     ("clipping", r"clip"),
     ("throughput", r"per_s(ec(ond)?)?$"),
+    # TRL's `num_tokens` counts every token trained on so far (a running total): not a length.
+    ("tokens seen", r"(^|/)num_tokens$|tokens_seen"),
     ("completion length", r"length|_len\b|tokens"),
     ("learning rate", r"learning_rate|^lr$"),
     ("grad norm", r"grad_norm"),
@@ -53,6 +55,8 @@ def metric_family(column: str) -> str:
     ['loss', 'reward', 'completion length', 'kl', 'other']
     >>> metric_family("tokens_per_s")  # pretraining's throughput, not a length
     'throughput'
+    >>> metric_family("num_tokens"), metric_family("completions/max_length")  # SFT's and GRPO's running total
+    ('tokens seen', 'completion length')
     """
     lowered = column.lower()
     for family, pattern in FAMILIES:
