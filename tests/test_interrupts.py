@@ -23,8 +23,17 @@ def _sigint_to_this_worker_then_work() -> str:
     return "done"
 
 
+@pytest.fixture
+def python_sigint_handler():
+    """Python's own SIGINT handler for the test: a suite started in the background by a non-interactive shell
+    (`cmd &`, nohup) inherits SIGINT ignored, and Python then installs none (this test failed so, not the code)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize("waiter", ["wait", "as_completed"])
-def test_sigint_delivered_to_a_worker_thread_interrupts_the_wait_at_once(waiter):
+def test_sigint_delivered_to_a_worker_thread_interrupts_the_wait_at_once(waiter, python_sigint_handler):
     _release.clear()
     pool = ThreadPoolExecutor(1)
     started = time.monotonic()
