@@ -84,3 +84,22 @@ def test_failed_build_is_an_outcome_with_the_log_tail(toy_task):
     assert "build-went-wrong-marker" in result.detail and "exit code 3" in result.detail
     with pytest.raises(EnvBuildError, match="build-went-wrong-marker"):
         TaskRuntime.create(task).prepare()
+
+
+@pytest.mark.slow
+def test_a_spec_pinning_a_setuptools_older_than_isolated_builds_builds_what_needs_it(toy_task):
+    """astropy 0.1-1.3's SWE-bench rule pins setuptools==38.2.4 and MarkupSafe==1.0, whose setup.py imports
+    setuptools' `Feature` (removed in 46). The era's pip built it with the environment's setuptools; uv builds
+    every sdist in isolation with the newest, and every such environment failed to build. Its sdists are now
+    built with the oldest setuptools an isolated build can run."""
+    task = toy_task.replace(
+        instance_id="toy__calc-oldsetuptools",
+        env=EnvSpec(python="3.6", packages=("setuptools==38.2.4", "MarkupSafe==1.0"), install=("true",),
+                    exclude_newer="2024-06-27"),
+    )  # fmt: skip
+    runtime = TaskRuntime.create(task).prepare()
+    with runtime.episode() as episode:
+        found = episode.run(
+            "python -c 'import markupsafe, setuptools; print(markupsafe.__version__, setuptools.__version__)'"
+        )
+    assert found.output.split() == ["1.0", "38.2.4"], found.output

@@ -46,6 +46,7 @@ import uv
 from filelock import FileLock
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from repogym.errors import EnvBuildError
 from repogym.sandbox.base import VENV_DIR, Bind, ExecResult, Limits, Mounts, Sandbox
@@ -131,7 +132,11 @@ def install_script(task: Task, pristine: Path, interpreter: Interpreter) -> str:
             # uv's bytecode compiler uses py_compile.PycInvalidationMode (3.7+): with it on, every uv install fails.
             lines.append("export UV_COMPILE_BYTECODE=0")
     if packages:
-        lines.append(f"{UV_PIP} " + " ".join(shlex.quote(p) for p in packages))
+        constrained = ""
+        if old_setuptools_pin(packages):
+            lines.append(f"echo {shlex.quote(ISOLATED_SETUPTOOLS)} > {_BUILD_CONSTRAINTS}")
+            constrained = f"--build-constraints {_BUILD_CONSTRAINTS} "
+        lines.append(f"{UV_PIP} {constrained}" + " ".join(shlex.quote(p) for p in packages))
     repo_step = repo_install_lines(task, pristine)
     if not task.env.install:
         lines += _requirements_lines(pristine)
@@ -142,6 +147,40 @@ def install_script(task: Task, pristine: Path, interpreter: Interpreter) -> str:
         lines.append(f". {VENV_DIR}/bin/activate")
         lines += repo_step
     return "\n".join(lines) + "\n"
+
+
+#: What isolated sdist builds may use where the spec pins an older setuptools (see `old_setuptools_pin`).
+ISOLATED_SETUPTOOLS = "setuptools<=40.8.0"
+_BUILD_CONSTRAINTS = "/tmp/repogym-build-constraints.txt"
+
+
+def old_setuptools_pin(requirements: list[str]) -> bool:
+    """The requirements pin a setuptools older than 40.8.0, the oldest an isolated build can run (PEP 517's
+    fallback backend, `setuptools.build_meta`, came in it).
+
+    The pip of such a spec's era built a source distribution without pyproject.toml with the environment's own
+    setuptools, the pinned one; uv builds every sdist in isolation, with the newest setuptools for the Python.
+    Where the package relies on what later setuptools removed (MarkupSafe 1.0 imports `Feature`, gone in 46:
+    astropy 0.1-1.3's rule), the build fails. So those specs' sdists are built with the oldest setuptools an
+    isolated build can use, 40.8.0: the nearest to the pin that can run.
+
+    >>> old_setuptools_pin(["setuptools==38.2.4", "numpy==1.16.0"]), old_setuptools_pin(["setuptools==68.0.0"])
+    (True, False)
+    >>> old_setuptools_pin(["setuptools>=30"]), old_setuptools_pin(["numpy"])
+    (False, False)
+    """
+    for text in requirements:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        pins = [spec.version for spec in requirement.specifier if spec.operator in ("==", "===")]
+        if canonicalize_name(requirement.name) == "setuptools" and pins:
+            try:
+                return Version(pins[0]) < Version("40.8.0")
+            except InvalidVersion:
+                return False
+    return False
 
 
 def names_package(requirements: list[str], name: str) -> bool:
