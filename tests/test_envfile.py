@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from repogym.envfile import load_env_file, parse_env_file
@@ -125,3 +128,14 @@ def test_a_file_that_is_not_toml_names_the_file(tmp_path):
     path.write_text("[env\n")
     with pytest.raises(ConfigError, match=r"repogym.toml: not valid TOML"):
         load_env_file(path)
+
+
+def test_the_offline_env_file_loads_and_its_install_lines_are_shell():
+    """bench/swebench_offline.toml (the overrides `tasks import --env-file` takes on machines that reach only the
+    package index) loads, and each install line parses as the build's shell reads it."""
+    env_file = load_env_file(Path(__file__).resolve().parents[1] / "bench" / "swebench_offline.toml")
+    lines = [line for rule in env_file.rules for line in rule.fields.get("install", ())]
+    assert any("astropy-helpers" in line for line in lines) and len(lines) >= 4
+    for line in lines:
+        checked = subprocess.run(["sh", "-n", "-c", line], capture_output=True, text=True)
+        assert checked.returncode == 0, (line, checked.stderr)
