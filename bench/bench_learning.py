@@ -109,6 +109,13 @@ def main() -> None:
         help="sampling temperature of GRPO's generations (0.6 doubled the successes per group of 1.0)",
     )
     parser.add_argument(
+        "--sampled",
+        type=int,
+        default=16,
+        help="sampled attempts per held-out task for the SFT and GRPO models, at --grpo-temperature: "
+        "pass@1..pass@N beside the greedy pass@1 (0: greedy only)",
+    )
+    parser.add_argument(
         "--answer-format",
         default="lines",
         choices=["lines", "search_replace"],
@@ -140,6 +147,7 @@ def main() -> None:
         sft_scheduler=args.sft_scheduler, sft_decay=args.sft_decay,
         grpo_steps=args.grpo_steps, grpo_generations=args.grpo_generations, grpo_batch=args.grpo_batch,
         learning_rate_grpo=args.grpo_lr, grpo_beta=args.grpo_beta, grpo_temperature=args.grpo_temperature,
+        sampled_attempts=args.sampled,
         split_ratio=0.6,
         eval_methods=tuple(args.methods), short_statements=True, demo_rows=args.demo_rows,
         answer_format=args.answer_format, prompt_style=args.prompt_style,
@@ -191,8 +199,9 @@ def summary_table(seeds: dict, swap: dict) -> list[str]:
         )
 
     lines = [
-        "| seed | split | tasks | one operator swap | model before | after SFT | after SFT+GRPO | GRPO - SFT |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| seed | split | tasks | one operator swap | model before | after SFT | after SFT+GRPO | GRPO - SFT "
+        "| SFT sampled | GRPO sampled |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, result in sorted(seeds.items()):
         for split in ("heldout-functions", "heldout-repo"):
@@ -204,8 +213,21 @@ def summary_table(seeds: dict, swap: dict) -> list[str]:
                 else "–"
             )
             cells = " | ".join(cell(s) for s in [swap.get(f"{split}/swap"), *stages])
-            lines.append(f"| {name} | {split} | {tasks} | {cells} | {gain} |")
+            sampled = " | ".join(
+                sampled_cell(result["scores"].get(f"{split}/{stage}-sampled")) for stage in ("sft", "grpo")
+            )
+            lines.append(f"| {name} | {split} | {tasks} | {cells} | {gain} | {sampled} |")
     return lines
+
+
+def sampled_cell(score: dict | None) -> str:
+    """Sampled pass@1 and pass@n (the largest k reported) of one eval's result, e.g. "12.5% · pass@16 40.0%"."""
+    if not score:
+        return "–"
+    top = max(
+        (key for key in score if key.startswith("pass@")), key=lambda key: int(key[5:]), default="pass@1"
+    )
+    return f"{100 * score['pass@1']:.1f}% · {top} {100 * score[top]:.1f}%"
 
 
 def _seed_run(work: Path, data: Path, plan, log) -> dict:  # type: ignore[no-untyped-def]
@@ -227,6 +249,9 @@ def _seed_run(work: Path, data: Path, plan, log) -> dict:  # type: ignore[no-unt
     with _timed(stamp, "grpo"):
         grpo = run("grpo", grpo_stage, inputs.grpo_input(out, plan, sft.model_dir, "bwrap"))
     scores |= evaluate_splits(run, out, plan, "bwrap", "grpo", f"hf:{grpo.model_dir}")
+    if plan.sampled_attempts:  # before and after GRPO as GRPO samples: sampled pass@1..pass@n
+        for stage, model_dir in (("sft", sft.model_dir), ("grpo", grpo.model_dir)):
+            scores |= evaluate_splits(run, out, plan, "bwrap", stage, f"hf:{model_dir}", sampled=True)
     for row in before_after_rows(scores):
         log(f"seed {plan.seed}: {' | '.join(row)}")
     return {"model": model.to_dict(), "sft": sft.to_dict(), "grpo": grpo.to_dict(),

@@ -78,14 +78,17 @@ def test_quickstart_fast_from_a_fresh_clone_interrupted_then_resumed_runs_the_wh
     assert not functions["train"] & functions["heldout-functions"]
     held_repo = {task.repo for task in split["heldout-repo"]}
     assert len(held_repo) == 1 and not held_repo & {task.repo for task in split["train"]}
-    # Every stage ran: training curves and the eight evaluations are on disk.
+    # Every stage ran: training curves and the twelve evaluations are on disk.
     for run in ("pretrain", "sft", "grpo"):
         folder = out / "train" / run if run != "pretrain" else out / "model" / "pretrained"
         assert folder.is_dir(), folder
-    for stage in ("swap", "baseline", "sft", "grpo"):
+    for stage in ("swap", "baseline", "sft", "grpo", "sft-sampled", "grpo-sampled"):
         for name in ("heldout-functions", "heldout-repo"):
             summary = json.loads((out / "eval" / f"{stage}-{name}" / "summary.json").read_text())
             assert summary["tasks"] == len(split[name]) and "pass@1" in summary["intervals"]
+            if stage.endswith("-sampled"):  # before and after GRPO as GRPO samples: every pass@k
+                assert summary["n"] == 2 and "pass@2" in summary["intervals"], summary
+                assert summary["sampling"]["temperature"] > 0, summary["sampling"]
 
     # What a user sees: the closing table on stdout, and the same before/after in report.html.
     assert "before / after" in done.stdout
@@ -95,6 +98,6 @@ def test_quickstart_fast_from_a_fresh_clone_interrupted_then_resumed_runs_the_wh
     page = (out / "report.html").read_text(encoding="utf-8")
     table = page[page.index('<table class="before-after">'):]
     table = table[: table.index("</table>")]
-    for word in ("heldout-functions", "heldout-repo", "swap", "baseline", "sft", "grpo"):
+    for word in ("heldout-functions", "heldout-repo", "swap", "baseline", "sft", "grpo", "grpo-sampled", "pass@2"):
         assert word in table, word
     assert "heuristic:swap, one operator swapped" in page  # what the swap column is

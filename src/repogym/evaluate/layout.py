@@ -9,5 +9,5 @@ ROLLOUT_DIR = "rollout"
 PREDICTIONS_FILE = "predictions.jsonl"
 SWEBENCH_REPORT_FILE = "swebench_report.json"
 #: Stage names the report knows the order of (others follow, in the order given): the non-learned baseline
-#: (`--policy heuristic:swap`), the model before training, after SFT, after GRPO.
-KNOWN_STAGES = ("swap", "baseline", "sft", "grpo")
+#: (`--policy heuristic:swap`), the model before training, after SFT, after GRPO, then the two models sampled.
+KNOWN_STAGES = ("swap", "baseline", "sft", "grpo", "sft-sampled", "grpo-sampled")

@@ -13,7 +13,7 @@ killed midway loses at most the attempts in flight. Not guaranteed: the same com
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
@@ -45,12 +45,19 @@ class EvalResult(StageResult):
     tasks: int
     resolve_rate: float
     """Resolved attempts over all attempts (pass@1 averages per task first)."""
+    pass_at_k: dict[str, float] = field(default_factory=dict)
+    """Every pass@k the eval reported for k > 1 ("pass@4" -> 0.25); empty for one attempt per task."""
 
     @classmethod
     def from_summary(cls, summary: dict[str, Any]) -> EvalResult:
         low, high = summary.get("intervals", {}).get("pass@1", (None, None))
+        more = {
+            f"pass@{k}": summary[f"pass@{k}"]
+            for k in summary.get("ks") or ()
+            if k > 1 and f"pass@{k}" in summary
+        }
         return cls(pass_at_1=summary["pass@1"], low=low, high=high, tasks=summary["tasks"],
-                   resolve_rate=summary["resolve_rate"])  # fmt: skip
+                   resolve_rate=summary["resolve_rate"], pass_at_k=more)  # fmt: skip
 
     @classmethod
     def find(cls, folder: Path) -> Self | None:
@@ -73,7 +80,7 @@ class EvalResult(StageResult):
     def to_dict(self) -> dict[str, Any]:
         """Under summary.json's names."""
         return {"pass@1": self.pass_at_1, "low": self.low, "high": self.high, "tasks": self.tasks,
-                "resolve_rate": self.resolve_rate}  # fmt: skip
+                "resolve_rate": self.resolve_rate, **self.pass_at_k}  # fmt: skip
 
 
 def eval_stage(given: EvalInput, hooks: Hooks) -> EvalResult:

@@ -77,6 +77,10 @@ class QuickstartPlan:
     sft_decay: float = 0.2
     """With `sft_scheduler="warmup_stable_decay"`: the share of SFT steps at the end over which the rate
     decays to 0 (constant before it, so copying still appears as early as with a constant rate)."""
+    sampled_attempts: int = 0
+    """Sampled attempts per held-out task for the models after SFT and after GRPO, at `grpo_temperature` (the
+    temperature GRPO trains at): sampled pass@1 and pass@k for every k up to it beside the greedy pass@1, in
+    OUT/eval/<stage>-sampled-<split>/ (0: greedy only)."""
     prompt_style: str = "compact"
     """The agentless env's `prompt_style`: "compact" (no issue text, the suspicious line last: ~150 prompt
     tokens of the tiny BPE against ~200, and the line to copy next to the answer) or "full"."""
@@ -129,6 +133,7 @@ def make_plan(fast: bool = False, budget_minutes: float | None = None, repos: in
         grpo_generations=4,
         grpo_batch=4 if fast else 8,
         eval_attempts=1,
+        sampled_attempts=2 if fast else 4,
         max_reply_tokens=96,
         seed=seed,
     )

@@ -13,6 +13,8 @@ time, each the library function of its own command (nothing here re-implements a
 6. SFT data (`repogym data sft`): gold demonstrations of the train split -> OUT/train/sft.jsonl;
 7. SFT (`repogym train sft`) -> OUT/train/sft/; eval -> OUT/eval/sft-<split>/;
 8. GRPO against the sandbox (`repogym train rl`, agentless) -> OUT/train/grpo/; eval -> OUT/eval/grpo-<split>/;
+   then (with `plan.sampled_attempts`) both models sampled at GRPO's temperature, pass@1..pass@n ->
+   OUT/eval/sft-sampled-<split>/, OUT/eval/grpo-sampled-<split>/;
 9. report (`repogym report OUT`) -> OUT/report.html, redrawn on every run.
 
 Each stage's result is recorded in its own folder (`repogym.pipeline.record`), so the same command after
@@ -85,15 +87,20 @@ def run_quickstart(out: Path, plan: QuickstartPlan, *, workers: int = 2, sandbox
     scores |= evaluate_splits(run, out, plan, sandbox, "sft", f"hf:{sft.model_dir}")
     grpo = run("grpo", grpo_stage, inputs.grpo_input(out, plan, sft.model_dir, sandbox))
     scores |= evaluate_splits(run, out, plan, sandbox, "grpo", f"hf:{grpo.model_dir}")
+    if plan.sampled_attempts:  # before and after GRPO, sampled as GRPO samples: pass@1..pass@n
+        for stage, model_dir in (("sft", sft.model_dir), ("grpo", grpo.model_dir)):
+            scores |= evaluate_splits(run, out, plan, sandbox, stage, f"hf:{model_dir}", sampled=True)
     return QuickstartRun(split, scores, write_report(out))
 
 
 def evaluate_splits(run: Runner, out: Path, plan: QuickstartPlan, sandbox: str, stage: str,
-                    policy: str) -> Scores:  # fmt: skip
-    """`stage`'s policy (a spec: `hf:MODEL_DIR`, `heuristic:swap`) evaluated on each held-out split."""
+                    policy: str, sampled: bool = False) -> Scores:  # fmt: skip
+    """`stage`'s policy (a spec: `hf:MODEL_DIR`, `heuristic:swap`) evaluated on each held-out split: greedy,
+    or with `sampled` as `<stage>-sampled` (see `quickstart_inputs.eval_input`)."""
+    label = f"{stage}-sampled" if sampled else stage
     return {
-        (split, stage): run(f"eval/{stage}-{split}", eval_stage,
-                            inputs.eval_input(out, plan, sandbox, stage, split, policy))
+        (split, label): run(f"eval/{label}-{split}", eval_stage,
+                            inputs.eval_input(out, plan, sandbox, stage, split, policy, sampled))
         for split in HELD_OUT_SPLITS
     }  # fmt: skip
 

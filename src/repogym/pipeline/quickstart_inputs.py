@@ -105,14 +105,18 @@ def grpo_input(out: Path, plan: QuickstartPlan, base_model: str, sandbox: str) -
 
 
 def eval_input(
-    out: Path, plan: QuickstartPlan, sandbox: str, stage: str, split: str, policy: str
+    out: Path, plan: QuickstartPlan, sandbox: str, stage: str, split: str, policy: str, sampled: bool = False
 ) -> EvalInput:
     """`repogym eval SPLIT --policy POLICY --mode agentless` into OUT/eval/<stage>-<split>/ (`policy`: a spec,
-    `hf:MODEL_DIR` for a model)."""
-    greedy = plan.eval_attempts == 1
+    `hf:MODEL_DIR` for a model); with `sampled`, `plan.sampled_attempts` attempts at GRPO's temperature with
+    every pass@k, into OUT/eval/<stage>-sampled-<split>/ (stage label `<stage>-sampled`)."""
+    n = plan.sampled_attempts if sampled else plan.eval_attempts
+    temperature = plan.grpo_temperature if sampled else (0.0 if n == 1 else 1.0)
+    label = f"{stage}-sampled" if sampled else stage
     return EvalInput(EvalConfig(
         tasks=str(out / "split" / f"{split}.jsonl"), policy=PolicyConfig(spec=policy),
-        out=str(out / "eval" / f"{stage}-{split}"), n=plan.eval_attempts, stage=stage, split=split,
+        out=str(out / "eval" / f"{label}-{split}"), n=n, stage=label, split=split,
+        ks=tuple(range(1, n + 1)) if sampled else (),
         mode="agentless", env_options=plan.env_options, jobs=2, sandbox=sandbox,
-        sampling=SamplingParams(temperature=0.0 if greedy else 1.0, max_tokens=plan.max_reply_tokens, seed=plan.seed),
+        sampling=SamplingParams(temperature=temperature, max_tokens=plan.max_reply_tokens, seed=plan.seed),
     ))  # fmt: skip
