@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -235,3 +236,24 @@ def test_seeds_sharing_a_stage_are_all_drawn_not_only_the_first():
     cells = _before_after_section(ReportInputs(evals=runs), ReportResult(Path("r.html"), Path("p")))["cells"]
     assert cells[("heldout", "sft")].startswith("mean 29.3% of 3 runs: 19.5%")  # the table says it too
     assert cells[("heldout", "baseline")].startswith("0.0%")
+
+
+def test_checkpoint_evals_draw_a_held_out_curve_and_stay_out_of_the_before_after_table(eval_world, tmp_path):
+    """Evals of a run's checkpoints (stages `grpo-step-N`, the quickstart's) are one curve over the steps, not a
+    column per checkpoint in the before/after table."""
+    folders = []
+    for step, value in ((4, 0.0), (8, 0.5), (12, 1.0)):
+        folder = tmp_path / f"grpo-step-{step}"
+        shutil.copytree(eval_world.sft, folder)
+        summary = json.loads((folder / "summary.json").read_text())
+        summary.update({"stage": f"grpo-step-{step}", "split": "heldout-functions", "pass@1": value})
+        (folder / "summary.json").write_text(json.dumps(summary))
+        folders.append(folder)
+    out = tmp_path / "report.html"
+    result = cli("report", str(eval_world.sft), *map(str, folders), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    assert 'alt="grpo: held-out pass@1 at each checkpoint"' in page
+    table = page[page.index('<table class="before-after">') :]
+    table = table[: table.index("</table>")]
+    assert "<th>sft</th>" in table and "grpo-step" not in table

@@ -101,3 +101,7 @@ def test_quickstart_fast_from_a_fresh_clone_interrupted_then_resumed_runs_the_wh
     for word in ("heldout-functions", "heldout-repo", "swap", "baseline", "sft", "grpo", "grpo-sampled", "pass@2"):
         assert word in table, word
     assert "heuristic:swap, one operator swapped" in page  # what the swap column is
+    # Each GRPO checkpoint evaluated greedy on both splits: the held-out curve over RL steps, drawn in the report.
+    steps = sorted(path.name for path in (out / "eval").glob("grpo-step-*-heldout-functions"))
+    assert steps and (out / "eval" / steps[-1].replace("functions", "repo") / "summary.json").is_file(), steps
+    assert 'alt="grpo: held-out pass@1 at each checkpoint"' in page

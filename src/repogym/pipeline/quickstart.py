@@ -13,7 +13,8 @@ time, each the library function of its own command (nothing here re-implements a
 6. SFT data (`repogym data sft`): gold demonstrations of the train split -> OUT/train/sft.jsonl;
 7. SFT (`repogym train sft`) -> OUT/train/sft/; eval -> OUT/eval/sft-<split>/;
 8. GRPO against the sandbox (`repogym train rl`, agentless) -> OUT/train/grpo/; eval -> OUT/eval/grpo-<split>/;
-   then (with `plan.sampled_attempts`) both models sampled at GRPO's temperature, pass@1..pass@n ->
+   each GRPO checkpoint greedy (the held-out curve over RL steps) -> OUT/eval/grpo-step-N-<split>/; then
+   (with `plan.sampled_attempts`) both models sampled at GRPO's temperature, pass@1..pass@n ->
    OUT/eval/sft-sampled-<split>/, OUT/eval/grpo-sampled-<split>/;
 9. report (`repogym report OUT`) -> OUT/report.html, redrawn on every run.
 
@@ -42,6 +43,7 @@ from repogym.pipeline.record import LAYOUT, read_record
 from repogym.pipeline.runner import SILENT, Hooks, PipelineError, Runner
 from repogym.pipeline.sft import sft_data_stage, sft_stage
 from repogym.pipeline.split import HELD_OUT_SPLITS, SplitResult, split_stage
+from repogym.train.checkpoints import checkpoints, is_complete
 from repogym.train.sft import quiet_library_bars
 
 STATE_FILE = "quickstart.json"
@@ -87,6 +89,7 @@ def run_quickstart(out: Path, plan: QuickstartPlan, *, workers: int = 2, sandbox
     scores |= evaluate_splits(run, out, plan, sandbox, "sft", f"hf:{sft.model_dir}")
     grpo = run("grpo", grpo_stage, inputs.grpo_input(out, plan, sft.model_dir, sandbox))
     scores |= evaluate_splits(run, out, plan, sandbox, "grpo", f"hf:{grpo.model_dir}")
+    scores |= evaluate_checkpoints(run, out, plan, sandbox, "grpo", grpo.model_dir)
     if plan.sampled_attempts:  # before and after GRPO, sampled as GRPO samples: pass@1..pass@n
         for stage, model_dir in (("sft", sft.model_dir), ("grpo", grpo.model_dir)):
             scores |= evaluate_splits(run, out, plan, sandbox, stage, f"hf:{model_dir}", sampled=True)
@@ -103,6 +106,17 @@ def evaluate_splits(run: Runner, out: Path, plan: QuickstartPlan, sandbox: str, 
                             inputs.eval_input(out, plan, sandbox, stage, split, policy, sampled))
         for split in HELD_OUT_SPLITS
     }  # fmt: skip
+
+
+def evaluate_checkpoints(run: Runner, out: Path, plan: QuickstartPlan, sandbox: str, stage: str,
+                         model_dir: str) -> Scores:  # fmt: skip
+    """Every complete checkpoint-N of `stage`'s training run, greedy on each held-out split as stage
+    `<stage>-step-N`: the held-out curve over training steps, which the report draws from these evals."""
+    scores: Scores = {}
+    for checkpoint in (c for c in checkpoints(model_dir) if is_complete(c)):
+        step = checkpoint.name.split("-", 1)[1]
+        scores |= evaluate_splits(run, out, plan, sandbox, f"{stage}-step-{step}", f"hf:{checkpoint}")
+    return scores
 
 
 def write_report(out: Path) -> Path:

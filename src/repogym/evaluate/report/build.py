@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import datetime
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,9 @@ from repogym.evaluate.report.plots import (
 )
 from repogym.evaluate.report.trajectories import rollout_view
 from repogym.files import atomic_writer
+
+#: An eval of one checkpoint of a training run: stage `<run>-step-<N>` (the quickstart's `grpo-step-4`).
+STEP_STAGE = re.compile(r"^(?P<run>.+)-step-(?P<step>\d+)$")
 
 #: Records, after load, how many images decoded (naturalWidth > 0) and how many tables exist, as
 #: attributes of <body>: what a headless browser test reads back with --dump-dom.
@@ -73,14 +77,16 @@ def build_report(
     result = ReportResult(out, out.with_name(f"{out.stem}_plots"), inputs=inputs)
     trainings = _training_section(inputs, result, report)
     before_after = _before_after_section(inputs, result)
+    step_curves = _step_curves(inputs, result)
     funnels = _funnel_section(inputs, result, report)
     rollouts = _rollouts(inputs, max_attempts, report)
     result.attempts_shown = sum(len(r.attempts) for r in rollouts)
     page = _render(
         generated=datetime.datetime.now(datetime.UTC).strftime("generated %Y-%m-%d %H:%M UTC"),
         sources=[str(p) for p in run_dirs], warnings=inputs.warnings, trainings=trainings,
-        before_after=before_after, evals=[_eval_details(run) for run in inputs.ordered_evals()],
-        funnels=funnels, task_table=_task_table(inputs.ordered_evals()), rollouts=rollouts,
+        before_after=before_after, step_curves=step_curves,
+        evals=[_eval_details(run) for run in inputs.ordered_evals()],
+        funnels=funnels, task_table=_task_table(_stage_evals(inputs)), rollouts=rollouts,
     )  # fmt: skip
     result.plots_dir.mkdir(parents=True, exist_ok=True)
     for plot in result.plots:
@@ -127,8 +133,40 @@ def _top_k(summary: dict[str, Any]) -> str | None:
     return f"pass@{max(ks)}" if ks else None
 
 
+def _stage_evals(inputs: ReportInputs) -> list[EvalRun]:
+    """The evals of whole stages (baseline, sft, grpo, ...), not of a training run's checkpoints."""
+    return [run for run in inputs.ordered_evals() if not STEP_STAGE.match(run.stage)]
+
+
+def _step_curves(inputs: ReportInputs, result: ReportResult) -> list[dict[str, str]]:
+    """Per training run whose checkpoints were evaluated (stages `<run>-step-N`, as the quickstart names them):
+    held-out pass@1 over its steps, a line per split."""
+    series: dict[str, dict[str, tuple[list[float], list[float]]]] = {}
+    points = sorted(
+        (
+            (int(match["step"]), match["run"], run)
+            for run in inputs.evals
+            if (match := STEP_STAGE.match(run.stage))
+        ),
+        key=lambda point: point[0],
+    )
+    for step, name, run in points:
+        value = run.summary.get("pass@1")
+        if isinstance(value, int | float):
+            xs, ys = series.setdefault(name, {}).setdefault(run.split, ([], []))
+            xs.append(float(step))
+            ys.append(float(value))
+    return [
+        _embed(
+            curve_plot(f"steps-{slug(name)}.png", f"{name}: held-out pass@1 at each checkpoint", lines),
+            result,
+        )
+        for name, lines in series.items()
+    ]
+
+
 def _before_after_section(inputs: ReportInputs, result: ReportResult) -> dict[str, Any] | None:
-    runs = inputs.ordered_evals()
+    runs = _stage_evals(inputs)
     if not runs:
         return None
     stages = list(dict.fromkeys(run.stage for run in runs))
