@@ -161,7 +161,11 @@ def test_a_running_token_total_is_not_drawn_as_a_completion_length():
     """TRL's SFT logs `num_tokens`, every token trained on so far: it was drawn in a plot titled "completion
     length", a line that only rises."""
     assert metric_family("num_tokens") == "tokens seen"
-    assert metric_family("completions/mean_length") == metric_family("completions/max_length") == "completion length"
+    assert (
+        metric_family("completions/mean_length")
+        == metric_family("completions/max_length")
+        == "completion length"
+    )
 
 
 @pytest.mark.skipif(chromium.executable() is None, reason="chromium is not installed (apt-get install -y chromium; "
