@@ -16,7 +16,8 @@ Every stage is repogym's own stage function, as `repogym quickstart` chains them
    SFT rows = these + the train split's gold answers (`repogym data sft`) -> WORK/data/train/sft.jsonl;
 4. per seed: `model init --tiny` + `model pretrain` (stdlib + site-packages, `--pretrain-minutes`,
    cached), baseline eval, SFT (`--sft-steps`), eval, GRPO against the sandbox (`--grpo-steps`,
-   agentless, the seed's reward from real test runs), eval -> WORK/seed-S/ (metrics.jsonl per run);
+   agentless, the seed's reward from real test runs), eval, each GRPO checkpoint's eval (the held-out curve
+   over RL steps), both models sampled (`--sampled`) -> WORK/seed-S/ (metrics.jsonl per run);
 5. WORK/report.html from every seed's folder (`repogym report`), WORK/results.json with the figures.
 
 Prompts: agentless, a 3-line window at the gold patch's lines (oracle localization: perfect fault
@@ -46,7 +47,7 @@ from repogym.pipeline.demos import demos_stage
 from repogym.pipeline.grpo import grpo_stage
 from repogym.pipeline.model import model_stage
 from repogym.pipeline.plan import make_plan
-from repogym.pipeline.quickstart import SWAP_POLICY, before_after_rows, evaluate_splits
+from repogym.pipeline.quickstart import SWAP_POLICY, before_after_rows, evaluate_checkpoints, evaluate_splits
 from repogym.pipeline.runner import Hooks, Runner
 from repogym.pipeline.sft import sft_data_stage, sft_stage
 from repogym.pipeline.split import split_stage
@@ -249,6 +250,7 @@ def _seed_run(work: Path, data: Path, plan, log) -> dict:  # type: ignore[no-unt
     with _timed(stamp, "grpo"):
         grpo = run("grpo", grpo_stage, inputs.grpo_input(out, plan, sft.model_dir, "bwrap"))
     scores |= evaluate_splits(run, out, plan, "bwrap", "grpo", f"hf:{grpo.model_dir}")
+    scores |= evaluate_checkpoints(run, out, plan, "bwrap", "grpo", grpo.model_dir)  # the curve over RL steps
     if plan.sampled_attempts:  # before and after GRPO as GRPO samples: sampled pass@1..pass@n
         for stage, model_dir in (("sft", sft.model_dir), ("grpo", grpo.model_dir)):
             scores |= evaluate_splits(run, out, plan, "bwrap", stage, f"hf:{model_dir}", sampled=True)
