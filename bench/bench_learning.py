@@ -40,6 +40,7 @@ import os
 import time
 from pathlib import Path
 
+from repogym.evaluate.layout import sampled_stage
 from repogym.files import write_json
 from repogym.pipeline import quickstart_inputs as inputs
 from repogym.pipeline.data import DataInput, data_stage
@@ -47,7 +48,7 @@ from repogym.pipeline.demos import demos_stage
 from repogym.pipeline.grpo import grpo_stage
 from repogym.pipeline.model import model_stage
 from repogym.pipeline.plan import make_plan
-from repogym.pipeline.quickstart import SWAP_POLICY, before_after_rows, evaluate_checkpoints, evaluate_splits
+from repogym.pipeline.quickstart import SWAP_POLICY, before_after_rows, evaluate_around_grpo, evaluate_splits
 from repogym.pipeline.runner import Hooks, Runner
 from repogym.pipeline.sft import sft_data_stage, sft_stage
 from repogym.pipeline.split import split_stage
@@ -215,7 +216,7 @@ def summary_table(seeds: dict, swap: dict) -> list[str]:
             )
             cells = " | ".join(cell(s) for s in [swap.get(f"{split}/swap"), *stages])
             sampled = " | ".join(
-                sampled_cell(result["scores"].get(f"{split}/{stage}-sampled")) for stage in ("sft", "grpo")
+                sampled_cell(result["scores"].get(f"{split}/{sampled_stage(stage)}")) for stage in ("sft", "grpo")
             )
             lines.append(f"| {name} | {split} | {tasks} | {cells} | {gain} | {sampled} |")
     return lines
@@ -250,10 +251,7 @@ def _seed_run(work: Path, data: Path, plan, log) -> dict:  # type: ignore[no-unt
     with _timed(stamp, "grpo"):
         grpo = run("grpo", grpo_stage, inputs.grpo_input(out, plan, sft.model_dir, "bwrap"))
     scores |= evaluate_splits(run, out, plan, "bwrap", "grpo", f"hf:{grpo.model_dir}")
-    scores |= evaluate_checkpoints(run, out, plan, "bwrap", "grpo", grpo.model_dir)  # the curve over RL steps
-    if plan.sampled_attempts:  # before and after GRPO as GRPO samples: sampled pass@1..pass@n
-        for stage, model_dir in (("sft", sft.model_dir), ("grpo", grpo.model_dir)):
-            scores |= evaluate_splits(run, out, plan, "bwrap", stage, f"hf:{model_dir}", sampled=True)
+    scores |= evaluate_around_grpo(run, out, plan, "bwrap", sft.model_dir, grpo.model_dir)
     for row in before_after_rows(scores):
         log(f"seed {plan.seed}: {' | '.join(row)}")
     return {"model": model.to_dict(), "sft": sft.to_dict(), "grpo": grpo.to_dict(),

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repogym.errors import ConfigError
+from repogym.evaluate.layout import checkpoint_stage
 from repogym.evaluate.report import build_report
 from repogym.files import write_json
 from repogym.pipeline import quickstart_inputs as inputs
@@ -89,10 +90,7 @@ def run_quickstart(out: Path, plan: QuickstartPlan, *, workers: int = 2, sandbox
     scores |= evaluate_splits(run, out, plan, sandbox, "sft", f"hf:{sft.model_dir}")
     grpo = run("grpo", grpo_stage, inputs.grpo_input(out, plan, sft.model_dir, sandbox))
     scores |= evaluate_splits(run, out, plan, sandbox, "grpo", f"hf:{grpo.model_dir}")
-    scores |= evaluate_checkpoints(run, out, plan, sandbox, "grpo", grpo.model_dir)
-    if plan.sampled_attempts:  # before and after GRPO, sampled as GRPO samples: pass@1..pass@n
-        for stage, model_dir in (("sft", sft.model_dir), ("grpo", grpo.model_dir)):
-            scores |= evaluate_splits(run, out, plan, sandbox, stage, f"hf:{model_dir}", sampled=True)
+    scores |= evaluate_around_grpo(run, out, plan, sandbox, sft.model_dir, grpo.model_dir)
     return QuickstartRun(split, scores, write_report(out))
 
 
@@ -100,22 +98,26 @@ def evaluate_splits(run: Runner, out: Path, plan: QuickstartPlan, sandbox: str, 
                     policy: str, sampled: bool = False) -> Scores:  # fmt: skip
     """`stage`'s policy (a spec: `hf:MODEL_DIR`, `heuristic:swap`) evaluated on each held-out split: greedy,
     or with `sampled` as `<stage>-sampled` (see `quickstart_inputs.eval_input`)."""
-    label = f"{stage}-sampled" if sampled else stage
-    return {
-        (split, label): run(f"eval/{label}-{split}", eval_stage,
-                            inputs.eval_input(out, plan, sandbox, stage, split, policy, sampled))
-        for split in HELD_OUT_SPLITS
-    }  # fmt: skip
-
-
-def evaluate_checkpoints(run: Runner, out: Path, plan: QuickstartPlan, sandbox: str, stage: str,
-                         model_dir: str) -> Scores:  # fmt: skip
-    """Every complete checkpoint-N of `stage`'s training run, greedy on each held-out split as stage
-    `<stage>-step-N`: the held-out curve over training steps, which the report draws from these evals."""
     scores: Scores = {}
-    for checkpoint in (c for c in checkpoints(model_dir) if is_complete(c)):
+    for split in HELD_OUT_SPLITS:
+        given = inputs.eval_input(out, plan, sandbox, stage, split, policy, sampled)
+        label = given.config.stage
+        scores[(split, label)] = run(f"eval/{label}-{split}", eval_stage, given)
+    return scores
+
+
+def evaluate_around_grpo(run: Runner, out: Path, plan: QuickstartPlan, sandbox: str, sft_dir: str,
+                         grpo_dir: str) -> Scores:  # fmt: skip
+    """What is measured of GRPO beyond its model's greedy eval: every complete checkpoint greedy on each held-out
+    split (stage `grpo-step-N`: the held-out curve over RL steps, which the report draws), then, with
+    `plan.sampled_attempts`, the models before and after GRPO sampled as GRPO samples (pass@1..pass@n)."""
+    scores: Scores = {}
+    for checkpoint in (c for c in checkpoints(grpo_dir) if is_complete(c)):
         step = checkpoint.name.split("-", 1)[1]
-        scores |= evaluate_splits(run, out, plan, sandbox, f"{stage}-step-{step}", f"hf:{checkpoint}")
+        scores |= evaluate_splits(run, out, plan, sandbox, checkpoint_stage("grpo", step), f"hf:{checkpoint}")
+    if plan.sampled_attempts:
+        for stage, model_dir in (("sft", sft_dir), ("grpo", grpo_dir)):
+            scores |= evaluate_splits(run, out, plan, sandbox, stage, f"hf:{model_dir}", sampled=True)
     return scores
 
 

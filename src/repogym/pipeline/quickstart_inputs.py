@@ -12,6 +12,7 @@ from pathlib import Path
 
 from repogym.agent.policies import PolicyConfig, SamplingParams
 from repogym.config import EnvConfig, GRPOSettings, RolloutSettings, RunConfig
+from repogym.evaluate.layout import sampled_stage
 from repogym.evaluate.run import EvalConfig
 from repogym.pipeline.data import DataInput
 from repogym.pipeline.demos import DemosInput
@@ -112,7 +113,7 @@ def eval_input(
     every pass@k, into OUT/eval/<stage>-sampled-<split>/ (stage label `<stage>-sampled`)."""
     n = plan.sampled_attempts if sampled else plan.eval_attempts
     temperature = plan.grpo_temperature if sampled else (0.0 if n == 1 else 1.0)
-    label = f"{stage}-sampled" if sampled else stage
+    label = sampled_stage(stage) if sampled else stage
     return EvalInput(EvalConfig(
         tasks=str(out / "split" / f"{split}.jsonl"), policy=PolicyConfig(spec=policy),
         out=str(out / "eval" / f"{label}-{split}"), n=n, stage=label, split=split,

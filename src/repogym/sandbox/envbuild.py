@@ -169,15 +169,10 @@ def old_setuptools_pin(requirements: list[str]) -> bool:
     >>> old_setuptools_pin(["setuptools>=30"]), old_setuptools_pin(["numpy"])
     (False, False)
     """
-    for text in requirements:
-        try:
-            requirement = Requirement(text)
-        except InvalidRequirement:
-            continue
-        pins = [spec.version for spec in requirement.specifier if spec.operator in ("==", "===")]
-        if canonicalize_name(requirement.name) == "setuptools" and pins:
+    for pin in exact_pins(requirements, ()):
+        if pin.name == "setuptools":
             try:
-                return Version(pins[0]) < Version("40.8.0")
+                return any(Version(spec.version) < Version("40.8.0") for spec in pin.specifier)
             except InvalidVersion:
                 return False
     return False

@@ -13,13 +13,13 @@ from __future__ import annotations
 import base64
 import datetime
 import hashlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from repogym.errors import ConfigError
+from repogym.evaluate.layout import STEP_STAGE
 from repogym.evaluate.report.collect import EvalRun, ReportInputs, collect
 from repogym.evaluate.report.funnels import funnel_view
 from repogym.evaluate.report.plots import (
@@ -33,9 +33,6 @@ from repogym.evaluate.report.plots import (
 )
 from repogym.evaluate.report.trajectories import rollout_view
 from repogym.files import atomic_writer
-
-#: An eval of one checkpoint of a training run: stage `<run>-step-<N>` (the quickstart's `grpo-step-4`).
-STEP_STAGE = re.compile(r"^(?P<run>.+)-step-(?P<step>\d+)$")
 
 #: Records, after load, how many images decoded (naturalWidth > 0) and how many tables exist, as
 #: attributes of <body>: what a headless browser test reads back with --dump-dom.
