@@ -62,7 +62,12 @@ def test_checkpoint_decision_that_raises_answers_nothing_and_raises(episode):
 
     marker = f"repogym-{secrets.token_hex(8)}"
     checkpoint = Checkpoint(marker, decide)
-    command = f'printf "\\n%s\\n" {marker}; read -r answer; echo "answer=[$answer]" > /tmp/answer'
+    # The answer file appears whole or not at all: a kill between the shell opening `> /tmp/answer` and echo
+    # writing left it empty, and the check read that as neither outcome (a CI run, 2026-12-04).
+    command = (
+        f'printf "\\n%s\\n" {marker}; read -r answer; '
+        'echo "answer=[$answer]" > /tmp/answer.part && mv /tmp/answer.part /tmp/answer'
+    )
     try:
         episode.run(command, checkpoint=checkpoint)
     except RuntimeError as error:
