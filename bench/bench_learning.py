@@ -111,6 +111,12 @@ def main() -> None:
         help="sampling temperature of GRPO's generations (0.6 doubled the successes per group of 1.0)",
     )
     parser.add_argument(
+        "--grpo-format-errors",
+        default="penalty",
+        choices=["penalty", "mask"],
+        help="GRPO's grpo.format_errors: penalty (SWE-RL's -1) or mask (no advantage, out of the loss)",
+    )
+    parser.add_argument(
         "--sampled",
         type=int,
         default=16,
@@ -149,6 +155,7 @@ def main() -> None:
         sft_scheduler=args.sft_scheduler, sft_decay=args.sft_decay,
         grpo_steps=args.grpo_steps, grpo_generations=args.grpo_generations, grpo_batch=args.grpo_batch,
         learning_rate_grpo=args.grpo_lr, grpo_beta=args.grpo_beta, grpo_temperature=args.grpo_temperature,
+        grpo_format_errors=args.grpo_format_errors,
         sampled_attempts=args.sampled,
         split_ratio=0.6,
         eval_methods=tuple(args.methods), short_statements=True, demo_rows=args.demo_rows,

@@ -106,6 +106,14 @@ class GRPOSettings(ConfigModel):
     """Upper clip range (DAPO's clip-higher uses 0.28); None: the same as epsilon."""
     scale_rewards: Literal["group", "batch", "none"] = "group"
     """Divide advantages by the group's reward std, the batch's, or not at all (Dr. GRPO: none)."""
+    zero_variance_groups: Literal["skip", "keep"] = "skip"
+    """A group whose completions all scored the same has no advantage. skip: its completions leave the loss and its
+    token count, and a step with nothing left makes no update (repogym.train.rl_groups); keep: TRL's (they count
+    as zero-advantage tokens, and AdamW still steps on its momentum)."""
+    format_errors: Literal["penalty", "mask"] = "penalty"
+    """Agentless answers that do not parse. penalty: the reward scores them (SWE-RL's -1 from the `format` term);
+    mask: every term abstains, so they get no advantage, stay out of their group's baseline and leave the loss
+    (DeepSWE's compact filtering, applied to format errors): the advantage is then about fixing the bug only."""
     num_iterations: int = Field(default=1, ge=1)
     """Optimiser passes over each generated batch (mu in the GRPO paper)."""
     max_completion_length: int = Field(default=512, ge=1)

@@ -128,3 +128,37 @@ def test_training_reward_equals_repogym_grade_plus_components(tiny_model, toy_ta
     assert expected["breaks_compile"].components["compile_pass"] == pytest.approx(-0.5)
     assert expected["gold_plus_new_file"].components["minimal_diff"] == pytest.approx(-0.1)
     assert expected["wrong_fix"].raw["tests_pass"] == 0.0 and 0 < expected["wrong_fix"].raw["similarity"] < 1
+
+
+def test_masked_format_errors_get_no_score_and_no_advantage(tiny_model, toy_task, toy_tasks_file, tmp_path):
+    """`grpo.format_errors: mask`: every term abstains on a malformed answer, so TRL leaves it out of the group's
+    baseline and the loss drops it, while the answers that parse keep their grades."""
+    import torch
+
+    from repogym.train.rl_groups import rows_without_advantage
+
+    config = validate_config({
+        "base_model": str(tiny_model), "env": {"task_set": str(toy_tasks_file), "mode": "agentless"},
+        "rollout": {"num_candidates": 3}, "batch_size": 3, "output_dir": str(tmp_path / "run"),
+        "grpo": fast_settings(format_errors="mask"),
+    })  # fmt: skip
+    envs = TaskEnvs.open(config, workers=2)
+    pool = ThreadPoolExecutor(2)
+    try:
+        trainer = build_trainer(config, tiny_model, load_checked_tokenizer(tiny_model, "agentless"), envs, pool, 3)
+        env = repogym.env.make(toy_task.instance_id, [toy_task], mode="agentless")
+        prompt_text, info = env.reset()
+        env.close()
+        named = answers(toy_task, info["code_context"])
+        texts = [named["gold"], named["malformed"], named["wrong_fix"]]
+        prompt = [{"role": "user", "content": prompt_text}]
+        inputs = [{"prompt": prompt, "instance_id": toy_task.instance_id} for _ in texts]
+        completions = [[{"role": "assistant", "content": text}] for text in texts]
+        per_func = trainer._calculate_rewards(inputs, [prompt] * 3, completions, [[0]] * 3)
+    finally:
+        pool.shutdown()
+        envs.close()
+    assert torch.isnan(per_func[1]).all(), "a masked format error must get no score from any term"
+    totals = (per_func * trainer.reward_weights).nansum(dim=1)
+    assert totals[0] > totals[2], "the answers that parse are graded as ever"
+    assert rows_without_advantage(per_func, trainer.reward_weights, 3).tolist() == [False, True, False]

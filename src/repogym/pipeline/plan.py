@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import MISSING, asdict, dataclass, fields
-from typing import Any
+from typing import Any, Literal
 
 from repogym.errors import ConfigError
 
@@ -81,6 +81,8 @@ class QuickstartPlan:
     """Sampled attempts per held-out task for the models after SFT and after GRPO, at `grpo_temperature` (the
     temperature GRPO trains at): sampled pass@1 and pass@k for every k up to it beside the greedy pass@1, in
     OUT/eval/<stage>-sampled-<split>/ (0: greedy only)."""
+    grpo_format_errors: Literal["penalty", "mask"] = "penalty"
+    """GRPO's `grpo.format_errors`: "penalty" (SWE-RL's -1) or "mask" (no advantage, out of the loss)."""
     prompt_style: str = "compact"
     """The agentless env's `prompt_style`: "compact" (no issue text, the suspicious line last: ~150 prompt
     tokens of the tiny BPE against ~200, and the line to copy next to the answer) or "full"."""

@@ -100,6 +100,7 @@ def grpo_input(out: Path, plan: QuickstartPlan, base_model: str, sandbox: str) -
         total_steps=plan.grpo_steps, learning_rate=plan.learning_rate_grpo,
         grpo=GRPOSettings(max_completion_length=plan.max_reply_tokens, gradient_checkpointing=False, report_to=[],
                           beta=plan.grpo_beta, temperature=plan.grpo_temperature,
+                          format_errors=plan.grpo_format_errors,
                           save_steps=max(2, plan.grpo_steps // 3)),
     )  # fmt: skip
     return GRPOInput(config)

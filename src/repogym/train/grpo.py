@@ -21,7 +21,10 @@ Where this departs from SWE-RL (arXiv 2502.18449) and DeepSWE (Agentica / Togeth
 A step reads as TRL runs it: rollout (`_generate`: sampling, and tool calls in agent mode) ->
 grade (the reward functions: every completion of the batch at once in the sandbox,
 `repogym.train.rl_reward`) -> advantages (group-normalised, in TRL) -> loss and update (TRL).
-The only override of TRL here times the first two, for the logged wall-time split.
+Two overrides of TRL: one times the first two, for the logged wall-time split; the other takes groups whose
+completions all scored the same out of the loss, and makes no update on a step that has nothing else
+(`grpo.zero_variance_groups`, repogym.train.rl_groups; DAPO and SkyRL resample such groups instead).
+Format errors: scored -1 (`grpo.format_errors: penalty`), or left out of the advantage (`mask`).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from repogym.train.metrics import METRICS_FILE, drop_rows_after, metrics_callbac
 from repogym.train.model import check_model_folder
 from repogym.train.progress import use_rich_progress
 from repogym.train.rl_checks import check_env_options, check_numbers, load_checked_tokenizer
+from repogym.train.rl_groups import DropUniformGroups
 from repogym.train.rl_metrics import PhaseTimer, drop_abstained, step_clock
 from repogym.train.rl_reward import SandboxReward, agent_scorer, agentless_scorer
 from repogym.train.rl_tasks import TaskEnvs, machine_workers, reward_for
@@ -127,7 +131,8 @@ def build_trainer(
         reward = SandboxReward(envs.reward, agent_scorer())
     else:
         env_class = None
-        reward = SandboxReward(envs.reward, agentless_scorer(envs, pool))
+        masked = config.grpo.format_errors == "mask"
+        reward = SandboxReward(envs.reward, agentless_scorer(envs, pool), mask_format_errors=masked)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is marked experimental
     return grpo_trainer_class()(
         model=str(model_dir),
@@ -137,6 +142,7 @@ def build_trainer(
         processing_class=tokenizer,
         environment_factory=env_class,
         metrics_dir=config.output_dir,
+        zero_variance_groups=config.grpo.zero_variance_groups,
     )
 
 
@@ -213,7 +219,8 @@ class _PhaseTiming:
 
 @functools.cache
 def grpo_trainer_class() -> type:
-    """`RepogymGRPOTrainer`: `_PhaseTiming` over TRL's GRPOTrainer, made on first use (it imports TRL)."""
+    """`RepogymGRPOTrainer`: `_PhaseTiming` and `DropUniformGroups` over TRL's GRPOTrainer, made on first use
+    (it imports TRL)."""
     from trl import GRPOTrainer
 
     namespace = {
@@ -221,7 +228,7 @@ def grpo_trainer_class() -> type:
         "__qualname__": "RepogymGRPOTrainer",
         "__doc__": _PhaseTiming.__doc__,
     }
-    return type("RepogymGRPOTrainer", (_PhaseTiming, GRPOTrainer), namespace)
+    return type("RepogymGRPOTrainer", (_PhaseTiming, DropUniformGroups, GRPOTrainer), namespace)
 
 
 # -- checkpoints and resuming -----------------------------------------------------------------------

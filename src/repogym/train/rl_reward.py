@@ -6,7 +6,8 @@ thread pool sized to the machine (grading is sandbox processes, so threads suffi
 one's `RewardBreakdown`; each component's function then returns its raw values from those
 breakdowns, and TRL multiplies them by the components' weights (`GRPOConfig.reward_weights`) and
 sums, so TRL's reward is exactly the breakdown's total and TRL logs `rewards/<name>/mean|std` for
-every term. A component that abstains (None) is NaN to TRL, which leaves it out of the sum.
+every term. A component that abstains (None) is NaN to TRL, which leaves it out of the sum; a completion
+every term abstains on (a format error under `grpo.format_errors: mask`) gets no advantage in TRL.
 
 How one completion is scored is exactly how the env scores it anywhere else:
 - agentless: `AgentlessEnv.step(answer)`: the SWE-RL answer is applied, its diff graded in a fresh
@@ -127,9 +128,13 @@ def agent_scorer() -> BatchScorer:
 class SandboxReward:
     """The reward functions of a run: one per component, sharing one grading of each batch."""
 
-    def __init__(self, reward: ComposedReward, score_batch: BatchScorer) -> None:
+    def __init__(
+        self, reward: ComposedReward, score_batch: BatchScorer, mask_format_errors: bool = False
+    ) -> None:
         self.reward = reward
         self.score_batch = score_batch
+        self.mask_format_errors = mask_format_errors
+        """`grpo.format_errors: mask`: every term abstains on a format error (TRL then gives it no advantage)."""
         self._batch: Sequence[Any] | None = None
         self._scores: list[Scored] = []
         self.last_grade_wall_s = 0.0
@@ -161,7 +166,11 @@ class _ComponentReward:
         self.__name__ = name  # TRL names the logged term after it: rewards/<name>/mean
 
     def __call__(self, prompts: Any = None, completions: Any = None, **kwargs: Any) -> list[float | None]:
-        return [s.breakdown.raw.get(self.__name__) for s in self.owner.scores(completions, kwargs)]
+        masked = self.owner.mask_format_errors
+        return [
+            None if masked and s.format_error else s.breakdown.raw.get(self.__name__)
+            for s in self.owner.scores(completions, kwargs)
+        ]
 
 
 def _log_batch(scores: list[Scored], log_metric: Callable[[str, float], None] | None) -> None:
