@@ -67,7 +67,19 @@ def bootstrap_interval(
         block = min(rows, left)
         means.append(data[rng.integers(0, data.size, size=(block, data.size))].mean(axis=1))
         left -= block
+    return percentile_bounds(np.concatenate(means), settings)
+
+
+def percentile_bounds(
+    statistics: Sequence[float] | np.ndarray, settings: BootstrapSettings
+) -> tuple[float, float]:
+    """The percentile interval of resampled statistics at `settings.confidence` (any statistic: a mean here,
+    an AUC in repogym.verifier.metrics).
+
+    >>> percentile_bounds([0.0, 0.5, 1.0], BootstrapSettings(confidence=0.5))
+    (0.25, 0.75)
+    """
     tail = (1.0 - settings.confidence) / 2 * 100
-    low, high = np.percentile(np.concatenate(means), [tail, 100 - tail])
+    low, high = np.percentile(np.asarray(statistics, dtype=float), [tail, 100 - tail])
     # Rounding off float noise keeps identical inputs at exactly equal bounds (a zero delta is 0.0).
     return float(round(low, 12)), float(round(high, 12))

@@ -87,21 +87,7 @@ def preflight(config: SFTRunConfig) -> Prepared:
     check_trl_keys(config.trl)
     if config.lora is not None and importlib.util.find_spec("peft") is None:
         raise ConfigError("lora: needs peft (pip install 'repogym[train]'), or remove the lora key")
-    model_dir = check_model_folder(config.base_model, "base_model")
-    try:
-        tokenizer = load_tokenizer(model_dir)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"base_model: cannot load the tokenizer in {model_dir}: {exc}") from None
-    if config.chat_template:
-        template = Path(config.chat_template)
-        if not template.is_file():
-            raise ConfigError(f"chat_template: {template} is not a file (give a .jinja chat template)")
-        tokenizer.chat_template = template.read_text(encoding="utf-8")
-    if not tokenizer.chat_template:
-        raise ConfigError(
-            f"base_model: the tokenizer in {model_dir} has no chat template, so chat rows cannot be rendered; "
-            "fix: set chat_template=PATH.jinja (the model family's template), or use the instruct model's tokenizer"
-        )
+    model_dir, tokenizer = chat_model(config.base_model, chat_template=config.chat_template)
     if config.assistant_only_loss:
         check_generation_markers(tokenizer, model_dir)
     data = read_chat_rows(config.data_files)
@@ -115,6 +101,31 @@ def preflight(config: SFTRunConfig) -> Prepared:
             "fix: build the file with `repogym data sft ROLLOUT_DIR_OR_TASKS... --out FILE`"
         )
     return Prepared(model_dir, tokenizer, data)
+
+
+def chat_model(
+    path: str,
+    key: str = "base_model",
+    chat_template: str | None = None,
+    fix: str = "set chat_template=PATH.jinja (the model family's template), or use the instruct model's tokenizer",
+) -> tuple[Path, Any]:
+    """A causal-LM folder and its tokenizer, which must have a chat template (`chat_template`, a .jinja file,
+    replaces the folder's); a ConfigError naming `key` and the `fix` otherwise."""
+    model_dir = check_model_folder(path, key)
+    try:
+        tokenizer = load_tokenizer(model_dir)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{key}: cannot load the tokenizer in {model_dir}: {exc}") from None
+    if chat_template:
+        template = Path(chat_template)
+        if not template.is_file():
+            raise ConfigError(f"chat_template: {template} is not a file (give a .jinja chat template)")
+        tokenizer.chat_template = template.read_text(encoding="utf-8")
+    if not tokenizer.chat_template:
+        raise ConfigError(
+            f"{key}: the tokenizer in {model_dir} has no chat template, so chat rows cannot be rendered; fix: {fix}"
+        )
+    return model_dir, tokenizer
 
 
 def check_generation_markers(tokenizer: Any, model_dir: Path) -> None:
