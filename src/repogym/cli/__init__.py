@@ -72,7 +72,8 @@ GROUPS: dict[str, Group] = {
         "Example: repogym model init checkpoints/tiny && repogym model pretrain checkpoints/tiny --budget 10"
     ),
     "train": Group(
-        "Train a model: SFT on demonstrations, GRPO against the sandbox, or both in rounds.\n\n"
+        "Train a model: SFT on demonstrations, GRPO against the sandbox, or both in rounds; or a verifier of "
+        "attempts.\n\n"
         "Example: repogym train sft examples/sft.yaml base_model=/tmp/tiny max_steps=20"
     ),
     "eval": Group(
@@ -120,10 +121,12 @@ COMMANDS: dict[str, str] = {
     "train_sft_cmd": "train sft",
     "train_rl_cmd": "train rl",
     "train_flywheel_cmd": "train flywheel",
+    "train_verifier_cmd": "train verifier",
     "eval_run_cmd": "eval run",
     "eval_compare_cmd": "eval compare",
     "cache_du_cmd": "cache du",
     "cache_prune_cmd": "cache prune",
+    "verify_cmd": "verify",
 }
 
 #: The top-level commands in the order `repogym --help` lists them, each with the first paragraph of its own
@@ -146,6 +149,7 @@ INDEX: dict[str, str] = {
     "rollout": "Run N attempts of a policy on every task; store each as a trajectory the moment it finishes.",
     "serve": "Serve a local model as an OpenAI-compatible chat-completions endpoint (with tool calls).",
     "report": "Write one self-contained HTML page (opens offline) from run folders; plots also as PNGs beside it.",
+    "verify": "Score stored attempts with a verifier: p(YES) per attempt, AUC and ECE with bootstrap 95% intervals.",
 }
 INDEX.update({name: group.help.split("\n\n")[0] for name, group in GROUPS.items()})
 
