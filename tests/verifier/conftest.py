@@ -1,6 +1,6 @@
 """Fixtures for verifier tests: graded rollouts of eleven real tasks (the toy task and two generated sample
 libraries' planted fixes) by three scripted policies, each attempt graded in the sandbox and stored by the real
-rollout store, and the shared tiny model."""
+rollout store; the tiny model and one torch thread as the training tests have them."""
 
 from __future__ import annotations
 
@@ -15,6 +15,9 @@ from repogym.dataset import save_tasks
 from repogym.rollout.run import RolloutConfig, run_rollout
 
 from ..support.tasks import sample_library_tasks
+from ..train.conftest import one_torch_thread, tiny_model
+
+__all__ = ["one_torch_thread", "tiny_model"]  # the training tests' fixtures: one torch thread, TRL or skip
 
 #: The three kinds of attempt: the gold patch (resolves), a note file beside the bug (does not), no change.
 POLICIES = ("gold", "note", "empty")
@@ -29,21 +32,6 @@ class GradedRollouts:
     @property
     def all(self) -> list[str]:
         return [str(self.folders[kind]) for kind in POLICIES]
-
-
-@pytest.fixture(scope="session", autouse=True)
-def one_torch_thread() -> None:
-    """One intra-op thread: on 2 shared cores, torch's OpenMP threads spinning against other processes slowed
-    a tiny-model step several times over."""
-    torch = pytest.importorskip("torch")
-    torch.set_num_threads(1)
-
-
-@pytest.fixture(scope="session")
-def tiny_model(tiny_model: Path) -> Path:
-    """tests/conftest.py's tiny model; verifier tests skip without TRL rather than fail on importing it."""
-    pytest.importorskip("trl", reason="training needs the 'train' extra")
-    return tiny_model
 
 
 @pytest.fixture(scope="session")
