@@ -130,9 +130,12 @@ def test_training_reward_equals_repogym_grade_plus_components(tiny_model, toy_ta
     assert expected["wrong_fix"].raw["tests_pass"] == 0.0 and 0 < expected["wrong_fix"].raw["similarity"] < 1
 
 
-def test_masked_format_errors_get_no_score_and_no_advantage(tiny_model, toy_task, toy_tasks_file, tmp_path):
+def test_masked_format_errors_get_no_score_and_no_advantage(
+    tiny_model, toy_task, toy_tasks_file, tmp_path, caplog
+):
     """`grpo.format_errors: mask`: every term abstains on a malformed answer, so TRL leaves it out of the group's
-    baseline and the loss drops it, while the answers that parse keep their grades."""
+    baseline and the loss drops it, while the answers that parse keep their grades (and TRL's warning about a
+    completion nothing scored, which prints the whole prompt, stays out of the log)."""
     import torch
 
     from repogym.train.rl_groups import rows_without_advantage
@@ -145,7 +148,9 @@ def test_masked_format_errors_get_no_score_and_no_advantage(tiny_model, toy_task
     envs = TaskEnvs.open(config, workers=2)
     pool = ThreadPoolExecutor(2)
     try:
-        trainer = build_trainer(config, tiny_model, load_checked_tokenizer(tiny_model, "agentless"), envs, pool, 3)
+        trainer = build_trainer(
+            config, tiny_model, load_checked_tokenizer(tiny_model, "agentless"), envs, pool, 3
+        )
         env = repogym.env.make(toy_task.instance_id, [toy_task], mode="agentless")
         prompt_text, info = env.reset()
         env.close()
@@ -162,3 +167,4 @@ def test_masked_format_errors_get_no_score_and_no_advantage(tiny_model, toy_task
     totals = (per_func * trainer.reward_weights).nansum(dim=1)
     assert totals[0] > totals[2], "the answers that parse are graded as ever"
     assert rows_without_advantage(per_func, trainer.reward_weights, 3).tolist() == [False, True, False]
+    assert "All reward functions returned None" not in caplog.text
