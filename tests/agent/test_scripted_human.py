@@ -9,7 +9,7 @@ import pytest
 from repogym.agent.backends.human import HumanPolicy
 from repogym.agent.backends.scripted import GoldPolicy, gold_actions
 from repogym.agent.loop import AgentLimits, AgentLoop
-from repogym.agent.policies import PolicyConfig, make_policy
+from repogym.agent.policies import PolicyConfig, PolicyRequest, make_policy
 from repogym.agent.trajectory import AttemptOutcome
 from repogym.errors import ConfigError
 from repogym.testing import FIXED_SOURCE
@@ -72,3 +72,23 @@ def test_script_files_are_checked_when_the_policy_is_made(tmp_path):
         make_policy(PolicyConfig(spec=f"scripted:{bad}"))
     with pytest.raises(ConfigError, match="cannot read the script"):
         make_policy(PolicyConfig(spec=f"scripted:{tmp_path / 'missing.json'}"))
+
+
+def test_script_rows_can_name_the_attempt(tmp_path):
+    """Best-of-n tests need k different attempts per task: a row with an attempt number wins for that attempt."""
+    script = tmp_path / "per-attempt.jsonl"
+    script.write_text(
+        '{"instance_id": "t", "actions": ["any attempt"]}\n{"instance_id": "t", "attempt": 1, "actions": ["one"]}\n'
+        '{"actions": ["any task"]}\n'
+    )
+    policy = make_policy(PolicyConfig(spec=f"scripted:{script}"))
+    replies = [
+        policy.act(PolicyRequest([], [], instance_id=t, attempt=a)).text
+        for t, a in (("t", 0), ("t", 1), ("u", 1))
+    ]
+    assert replies == ["any attempt", "one", "any task"]
+    script.write_text('{"attempt": 1, "actions": ["one"]}\n')
+    with pytest.raises(
+        ConfigError, match=r"per-attempt.jsonl:1: 'attempt' is an attempt number, in a row with"
+    ):
+        make_policy(PolicyConfig(spec=f"scripted:{script}"))

@@ -8,7 +8,9 @@ newline), then `submit()`. Its trajectories are demonstrations and its resolve
 rate checks a task set end to end.
 
 `scripted:FILE` (JSON or JSONL) replays given replies: a list of actions for
-every task, or rows `{"instance_id": ..., "actions": [...]}`. An action is a
+every task, or rows `{"instance_id": ..., "actions": [...]}`, optionally with
+`"attempt": N` for that attempt alone (k different attempts per task, as
+best-of-n needs; a row naming the attempt wins over one that does not). An action is a
 reply text (parsed like a model's), a tool call (`{"name", "arguments"}` or
 OpenAI's shape) or a whole message (`{"content", "tool_calls"}`). When the
 script runs out the policy says so in text, without a tool call.
@@ -115,7 +117,9 @@ class ScriptPolicy:
         self.default, self.by_instance = load_script(path)
 
     def act(self, request: PolicyRequest) -> AssistantTurn:
-        actions = self.by_instance.get(request.instance_id, self.default)
+        by_id = self.by_instance
+        actions = by_id.get((request.instance_id, request.attempt)) or by_id.get((request.instance_id, None))
+        actions = actions or self.default
         turn = request.turn
         if turn >= len(actions):
             return AssistantTurn(text=EXHAUSTED)
@@ -144,8 +148,9 @@ def action_turn(action: Any, turn: int) -> AssistantTurn:
     )
 
 
-def load_script(path: str) -> tuple[list[Any], dict[str, list[Any]]]:
-    """(actions for every task, actions per instance id) from a JSON list of actions or JSONL rows."""
+def load_script(path: str) -> tuple[list[Any], dict[tuple[str, int | None], list[Any]]]:
+    """(actions for every task, actions per (instance id, attempt or None: any)) from a JSON list of actions
+    or JSONL rows."""
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
@@ -159,7 +164,7 @@ def load_script(path: str) -> tuple[list[Any], dict[str, list[Any]]]:
         data = None  # several lines: JSONL rows
     if isinstance(data, list):
         return _checked_actions(data, path), {}
-    by_instance: dict[str, list[Any]] = {}
+    by_instance: dict[tuple[str, int | None], list[Any]] = {}
     default: list[Any] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -171,8 +176,13 @@ def load_script(path: str) -> tuple[list[Any], dict[str, list[Any]]]:
         if not isinstance(row, Mapping) or "actions" not in row:
             raise ConfigError(f"{path}:{number}: a script row is {{'instance_id': ..., 'actions': [...]}}")
         actions = _checked_actions(row["actions"], f"{path}:{number}")
+        attempt = row.get("attempt")
+        if attempt is not None and (not isinstance(attempt, int) or not row.get("instance_id")):
+            raise ConfigError(
+                f"{path}:{number}: 'attempt' is an attempt number, in a row with an 'instance_id'"
+            )
         if row.get("instance_id"):
-            by_instance[str(row["instance_id"])] = actions
+            by_instance[(str(row["instance_id"]), attempt)] = actions
         else:
             default = actions
     return default, by_instance
