@@ -1,7 +1,10 @@
-"""`repogym eval run` (also `repogym eval TASKS`): pass@1 / pass@k of a policy with bootstrap intervals, SWE-bench files."""
+"""`repogym eval run` (also `repogym eval TASKS`): pass@1 / pass@k of a policy with bootstrap intervals, SWE-bench files;
+with `--select`, best@k of a best-of-n selection beside them."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from typing import Annotated, Any
 
 import typer
@@ -12,8 +15,11 @@ from repogym.cli.attempt_options import AttemptOptions
 from repogym.cli.common import add_command, console, err_console, print_json, subgroup, track
 from repogym.cli.options import BootstrapSeed, Json, OutDir, Resamples, Tasks
 from repogym.cli.progress import LiveBars
+from repogym.evaluate.bestofn import SPELLINGS, Selection
 from repogym.evaluate.bootstrap import BootstrapSettings
 from repogym.evaluate.run import EvalConfig, run_eval
+from repogym.evaluate.scores import score_names
+from repogym.verifier.score import load_verifier, score_attempts
 
 
 def register(app: typer.Typer) -> None:
@@ -30,6 +36,7 @@ def eval_command(
     model_name: Annotated[str, typer.Option("--model-name", help="model_name_or_path in predictions (default: the policy).")] = "",
     bootstrap: Resamples = 1000,
     bootstrap_seed: BootstrapSeed = 0,
+    select: Annotated[str, typer.Option("--select", help=f"Best-of-n: pick one attempt per task by {SPELLINGS}; reports best@N (needs -n >= 2).")] = "",
     json_out: Json = False,
 ) -> None:  # fmt: skip
     """Roll a policy out N times per task; report pass@1 and pass@N with 95% bootstrap intervals.
@@ -40,9 +47,16 @@ def eval_command(
     predictions.jsonl (SWE-bench; each task's first attempt) and swebench_report.json (the shape
     `repogym grade --predictions` writes). Re-running the same command resumes the rollout.
 
+    --select picks one attempt per task among the N and adds best@N to summary.json (and
+    per_task[...].selection: the attempt, its score): verifier:V (highest p(YES) of the verifier in
+    folder V), tests (most PASS_TO_PASS tests passed: only tests that exist before the fix), majority
+    (the most common normalised diff) or hybrid:V (tests first, then the verifier V). An attempt
+    without a diff never wins unless none has one; ties go to the earliest attempt.
+
     Examples:
       repogym eval tasks.jsonl --policy scripted:gold -n 1 --out runs/eval-gold
       repogym eval heldout.jsonl --policy hf:ckpt/sft -n 4 --temperature 0.8 --stage sft --split heldout-functions --out runs/eval-sft
+      repogym eval heldout.jsonl --policy hf:ckpt/sft -n 8 --temperature 0.8 --select hybrid:runs/verifier --out runs/eval-best8
     """
     config = EvalConfig(
         tasks=str(tasks_file), out=str(out), n=attempts.n, ks=tuple(k or ()), stage=stage, split=split,
@@ -51,7 +65,7 @@ def eval_command(
         ray_address=attempts.ray_address, instance_ids=attempts.instance_ids, sandbox=attempts.sandbox,
         repos_dir=attempts.repos, prompts_dir=attempts.prompts_dir, reward=attempts.reward(),
         sampling=attempts.sampling(), limits=attempts.limits(),
-        bootstrap=BootstrapSettings(resamples=bootstrap, seed=bootstrap_seed),
+        bootstrap=BootstrapSettings(resamples=bootstrap, seed=bootstrap_seed), select=_selection(select, attempts.n),
     )  # fmt: skip
     track("attempts stored")
     if attempts.n > 1 and attempts.temperature == 0 and not attempts.policy.startswith("scripted:"):
@@ -67,17 +81,29 @@ def eval_command(
     console.print(Text(f"wrote {out}/summary.json, predictions.jsonl, swebench_report.json"), soft_wrap=True)
 
 
+def _selection(spec: str, n: int) -> Selection | None:
+    """`--select` checked, with its verifier loaded (a bad folder fails here, before any attempt runs)."""
+    if not spec:
+        return None
+    selection = Selection.parse(spec, n)
+    if not selection.verifier:
+        return selection
+    verifier = load_verifier(selection.verifier, key=f"--select {selection.kind}:V")
+    return dataclasses.replace(selection, verifier_scores=functools.partial(score_attempts, verifier))
+
+
 def _cell(block: dict[str, Any], name: str) -> str:
     low, high = block["intervals"][name]
     return f"{block[name]:.1%} [{low:.1%}, {high:.1%}]"
 
 
 def summary_table(summary: dict[str, Any]) -> Table:
-    """pass@k with intervals, overall then per group."""
-    names = [f"pass@{k}" for k in summary["ks"]]
+    """pass@k (with best@n after pass@1 where a selection ran) with intervals, overall then per group."""
+    names = score_names(summary)
     label = " ".join(x for x in (summary.get("stage"), summary.get("split")) if x)
     resamples = summary["bootstrap"]["resamples"]
-    table = Table(title=f"eval {label} ({summary['policy']}, n={summary['n']}; 95% bootstrap over tasks, "
+    picked = f"; best@{summary['n']} by --select {summary['select']}" if summary.get("select") else ""
+    table = Table(title=f"eval {label} ({summary['policy']}, n={summary['n']}{picked}; 95% bootstrap over tasks, "
                         f"{resamples} resamples)")  # fmt: skip
     for column in ("group", "tasks", *names):
         table.add_column(column, justify="left" if column == "group" else "right")

@@ -6,7 +6,10 @@ Layout of an eval folder DIR (the report and `eval compare` read it):
 - `summary.json`: `kind: "repogym.eval"`, the run's labels (`stage`, `split`, `policy`,
   `model_name_or_path`, `mode`), `n`, `pass@1` and `pass@k` for each k reported, their
   `intervals`, `bootstrap` settings, `breakdown[repo|method|difficulty|split][label]` and
-  `per_task[instance_id]` (n, c, each pass@k, each attempt's outcome).
+  `per_task[instance_id]` (n, c, each pass@k, each attempt's outcome). With a best-of-n selection
+  (`select`, see `repogym.evaluate.bestofn`): `best@n` beside them (overall and per group, with its
+  interval) and `per_task[...]["selection"]` (the attempt picked, whether it resolved, its score and every
+  attempt's).
 - `rollout/`: the trajectory store (`repogym.rollout.store`); re-running the same command resumes it.
 - `predictions.jsonl`: SWE-bench predictions, one per task, from its first attempt.
 - `swebench_report.json`: the report `repogym grade --predictions` writes, for those predictions.
@@ -32,6 +35,7 @@ from repogym.config import validate_config
 from repogym.dataset import load_tasks
 from repogym.env.options import EnvOptions
 from repogym.errors import ConfigError
+from repogym.evaluate.bestofn import Attempted, Pick, Selection, select_attempts
 from repogym.evaluate.bootstrap import BootstrapSettings
 from repogym.evaluate.groups import task_groups
 from repogym.evaluate.layout import (
@@ -47,6 +51,7 @@ from repogym.files import write_json
 from repogym.predictions import save_predictions
 from repogym.rollout.run import RolloutConfig, plan_rollout, run_rollout
 from repogym.rollout.store import TrajectoryStore
+from repogym.sandbox.pool import RuntimePool
 from repogym.task import Task
 
 MODES = ("agent", "agentless")
@@ -83,6 +88,8 @@ class EvalConfig:
     context: str | None = None
     """The agentless env's context option (e.g. 'window'); None leaves the env's default."""
     bootstrap: BootstrapSettings = field(default_factory=BootstrapSettings)
+    select: Selection | None = None
+    """Best-of-n: how to pick one attempt per task (scored as best@n); None picks nothing."""
 
     def __init__(
         self,
@@ -95,6 +102,7 @@ class EvalConfig:
         model_name: str = "",
         context: str | None = None,
         bootstrap: BootstrapSettings | None = None,
+        select: Selection | None = None,
         **attempts: Any,
     ) -> None:
         if "sampling" in attempts:
@@ -105,7 +113,8 @@ class EvalConfig:
         else:  # fields given by name change the rollout's (dataclasses.replace(config, mode=...) does this)
             rollout = dataclasses.replace(rollout, **where, **attempts)
         values = {"rollout": rollout, "out": out, "ks": tuple(ks), "stage": stage, "split": split,
-                  "model_name": model_name, "context": context, "bootstrap": bootstrap or BootstrapSettings()}  # fmt: skip
+                  "model_name": model_name, "context": context, "bootstrap": bootstrap or BootstrapSettings(),
+                  "select": select}  # fmt: skip
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
@@ -127,6 +136,12 @@ def rollout_config(config: EvalConfig) -> RolloutConfig:
     if config.n < 1:
         raise ConfigError(f"-n: attempts per task must be >= 1, got {config.n}")
     config.checked_ks()
+    if config.select is not None:
+        Selection.parse(config.select.spec, config.n)  # the same checks as the CLI's --select
+        if config.select.verifier and config.select.verifier_scores is None:
+            raise ConfigError(
+                f"--select {config.select.spec}: load the verifier first (its scoring is not set)"
+            )
     for name, value in (("--stage", config.stage), ("--split", config.split)):
         if value and not _LABEL.match(value):
             raise ConfigError(f"{name} {value!r}: use letters, digits and _.+- (e.g. baseline, sft, grpo)")
@@ -185,18 +200,23 @@ def finish_eval(config: EvalConfig) -> dict[str, Any]:
     tasks = _load_tasks(config)
     store = TrajectoryStore(config.root / ROLLOUT_DIR)
     counts = task_counts(tasks, list(store.ledger_rows()), config.n, config.root / ROLLOUT_DIR)
-    chosen = first_attempts(_prediction_rows(store, {t.instance_id for t in tasks}))
+    picks = _picks(config, tasks, store)
+    counts = [dataclasses.replace(c, best=picks[c.instance_id].resolved) if picks else c for c in counts]
+    chosen = first_attempts(_trajectories(store, {t.instance_id for t in tasks}, PREDICTION_ATTEMPT + 1))
     model_name = config.model_name or config.rollout.policy.spec
     save_predictions(predictions_of(chosen, model_name), config.root / PREDICTIONS_FILE)
     report = swebench_report(chosen, total_instances=len(tasks)).to_dict()
     write_json(config.root / SWEBENCH_REPORT_FILE, report)
     rollout = config.rollout
+    scores = eval_scores(counts, config.checked_ks(), config.bootstrap)
+    for task_id, pick in picks.items():
+        scores["per_task"][task_id]["selection"] = pick.to_dict()
     summary = {
         "kind": SUMMARY_KIND, "schema_version": 1, "stage": config.stage, "split": config.split,
         "policy": rollout.policy.spec, "model_name_or_path": model_name, "mode": rollout.mode,
         "context": config.context, "sampling": rollout.settings_sampling.to_dict(),
         "limits": dataclasses.asdict(rollout.limits), "tasks_file": os.fspath(rollout.tasks), "n": config.n,
-        **eval_scores(counts, config.checked_ks(), config.bootstrap),
+        "select": config.select.spec if config.select else None, **scores,
         "first_attempt_resolved": report["resolved_instances"],
         "prediction_attempt": f"first (attempt {PREDICTION_ATTEMPT})",
         "files": {"rollout": ROLLOUT_DIR, "predictions": PREDICTIONS_FILE, "swebench_report": SWEBENCH_REPORT_FILE},
@@ -233,10 +253,29 @@ def task_counts(tasks: list[Task], ledger: list[dict[str, Any]], n: int, where: 
     return counts
 
 
-def _prediction_rows(store: TrajectoryStore, wanted: set[str]) -> list[Trajectory]:
+def _picks(config: EvalConfig, tasks: list[Task], store: TrajectoryStore) -> dict[str, Pick]:
+    """Per task, the attempt `config.select` picks among its first n; {} without a selection."""
+    if config.select is None:
+        return {}
+    stored: dict[str, dict[int, Trajectory]] = {task.instance_id: {} for task in tasks}
+    for trajectory in _trajectories(
+        store, set(stored), config.n
+    ):  # a later row of an attempt wins, as in the ledger
+        stored[trajectory.instance_id][trajectory.attempt] = trajectory
+    attempts = {
+        task_id: [Attempted(t.attempt, t.final_patch, t.resolved) for _, t in sorted(found.items())]
+        for task_id, found in stored.items()
+    }
+    runtimes = RuntimePool(config.rollout.sandbox, config.rollout.repos_dir)
+    return select_attempts(config.select, attempts, tasks, runtimes)
+
+
+def _trajectories(store: TrajectoryStore, wanted: set[str], attempts: int) -> list[Trajectory]:
+    """The stored attempts numbered below `attempts` of the tasks in `wanted`."""
     found = []
     for number, row in enumerate(store.rows(), start=1):
-        if row.get("attempt") == PREDICTION_ATTEMPT and row.get("instance_id") in wanted:
+        attempt = row.get("attempt")
+        if isinstance(attempt, int) and 0 <= attempt < attempts and row.get("instance_id") in wanted:
             found.append(Trajectory.from_dict(row, where=f"{store.root} row {number}"))
     return found
 

@@ -1,4 +1,5 @@
-"""Scores of an eval from per-task counts: pass@1 and pass@k overall and per group, with intervals.
+"""Scores of an eval from per-task counts: pass@1 and pass@k (and best@n where a selection picked an attempt
+per task) overall and per group, with intervals.
 
 Pure functions over `TaskCounts` (n attempts, c resolved, the task's groups); `repogym.evaluate.run`
 gathers the counts from a rollout folder and writes what `eval_scores` returns as summary.json.
@@ -27,6 +28,8 @@ class TaskCounts:
     outcomes: tuple[str, ...] = ()
     """Per attempt, in attempt order: the grade outcome (RESOLVED, UNRESOLVED, ...) or the attempt's
     own outcome when nothing was graded (env_build_failed, policy_unreachable, ...)."""
+    best: bool | None = None
+    """Whether the attempt a best-of-n selection picked resolved (None: no selection)."""
 
     def score(self, k: int) -> float:
         return pass_at_k(self.n, self.c, k)
@@ -34,8 +37,17 @@ class TaskCounts:
     def to_dict(self, ks: Sequence[int]) -> dict[str, Any]:
         return {
             **self.groups.to_dict(), "n": self.n, "c": self.c, "resolve_rate": self.c / self.n,
-            **{f"pass@{k}": self.score(k) for k in ks}, "outcomes": list(self.outcomes),
+            **{f"pass@{k}": self.score(k) for k in ks}, **_best(self), "outcomes": list(self.outcomes),
         }  # fmt: skip
+
+
+def best_key(n: int) -> str:
+    """The summary key of best-of-n over n attempts, spelled like pass@k's: best@4."""
+    return f"best@{n}"
+
+
+def _best(task: TaskCounts) -> dict[str, float]:
+    return {} if task.best is None else {best_key(task.n): float(task.best)}
 
 
 @dataclass(frozen=True)
@@ -68,15 +80,18 @@ def check_ks(ks: Sequence[int], n: int) -> list[int]:
 
 
 def score_block(counts: Sequence[TaskCounts], ks: Sequence[int], settings: BootstrapSettings) -> ScoreBlock:
-    """Mean pass@k over `counts` for each k, and the interval from resampling those tasks."""
+    """Mean pass@k over `counts` for each k, and best@n where every task has a picked attempt, each with the
+    interval from resampling those tasks."""
     if not counts:
         raise ConfigError("eval: no tasks to score")
+    per_name = {f"pass@{k}": [task.score(k) for task in counts] for k in ks}
+    if all(task.best is not None for task in counts):
+        per_name[best_key(counts[0].n)] = [float(bool(task.best)) for task in counts]
     scores: dict[str, float] = {}
     intervals: dict[str, tuple[float, float]] = {}
-    for k in ks:
-        per_task = [task.score(k) for task in counts]
-        scores[f"pass@{k}"] = sum(per_task) / len(per_task)
-        intervals[f"pass@{k}"] = bootstrap_interval(per_task, settings)
+    for name, per_task in per_name.items():
+        scores[name] = sum(per_task) / len(per_task)
+        intervals[name] = bootstrap_interval(per_task, settings)
     return ScoreBlock(
         tasks=len(counts), attempts=sum(t.n for t in counts), resolved_attempts=sum(t.c for t in counts),
         scores=scores, intervals=intervals,
@@ -105,3 +120,15 @@ def eval_scores(
             task.instance_id: task.to_dict(ks) for task in sorted(counts, key=lambda t: t.instance_id)
         },
     }
+
+
+def score_names(summary: dict[str, Any]) -> list[str]:
+    """The scores of an eval summary in the order to show them: pass@1, best@n where a selection ran, then
+    the other pass@k (so pass@1, best@n and pass@n stand side by side).
+
+    >>> score_names({"ks": [1, 2, 4], "n": 4, "best@4": 0.5})
+    ['pass@1', 'best@4', 'pass@2', 'pass@4']
+    """
+    names = [f"pass@{k}" for k in summary.get("ks") or [1] if isinstance(k, int)]
+    best = best_key(summary["n"]) if isinstance(summary.get("n"), int) else ""
+    return names[:1] + ([best] if best in summary else []) + names[1:]

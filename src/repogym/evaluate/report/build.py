@@ -32,6 +32,7 @@ from repogym.evaluate.report.plots import (
     training_series,
 )
 from repogym.evaluate.report.trajectories import rollout_view
+from repogym.evaluate.scores import score_names
 from repogym.files import atomic_writer
 
 #: Records, after load, how many images decoded (naturalWidth > 0) and how many tables exist, as
@@ -172,8 +173,9 @@ def _before_after_section(inputs: ReportInputs, result: ReportResult) -> dict[st
     for run in runs:
         text = _interval_text(run.summary, "pass@1")
         top = _top_k(run.summary)
-        if top:
-            text += f" · {top} {_interval_text(run.summary, top)}"
+        for name in score_names(run.summary)[1:]:  # best@k where a selection ran, then the top pass@k
+            if name.startswith("best@") or name == top:
+                text += f" · {name} {_interval_text(run.summary, name)}"
         texts.setdefault((run.split, run.stage), []).append(text)
     bars = stage_bars(runs)
     cells = {}
@@ -209,7 +211,7 @@ def stage_bars(runs: list[EvalRun]) -> dict[tuple[str, str], StageBar]:
 
 def _eval_details(run: EvalRun) -> dict[str, Any]:
     summary = run.summary
-    ks = [f"pass@{k}" for k in summary.get("ks") or [1] if isinstance(k, int)]
+    ks = score_names(summary)
     rows = [
         {"group": "all", "tasks": summary.get("tasks", ""), "cells": [_interval_text(summary, k) for k in ks]}
     ]
