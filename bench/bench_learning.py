@@ -97,6 +97,15 @@ def main() -> None:
     parser.add_argument(
         "--sft-decay", type=float, default=0.2, help="warmup_stable_decay: share of steps decaying"
     )
+    parser.add_argument(
+        "--grpo-seeds",
+        type=int,
+        nargs="*",
+        default=[],
+        help="more GRPO runs from the first --seeds seed's SFT model, one per seed given (WORK/seed-S-grpo-G/): the "
+        "spread GRPO and sampling add on one SFT model (its after-GRPO evals, the sampled SFT eval included, drawn "
+        "with seed G)",
+    )
     parser.add_argument("--grpo-steps", type=int, default=40)
     parser.add_argument("--grpo-generations", type=int, default=8)
     parser.add_argument(
@@ -180,6 +189,12 @@ def main() -> None:
     for seed in args.seeds:
         seed_result = _seed_run(work, data, dataclasses.replace(base, seed=seed), log)
         write_json(work / f"seed-{seed}" / "result.json", seed_result)
+    for grpo_seed in args.grpo_seeds:
+        if not args.seeds:
+            parser.error("--grpo-seeds: give the seed whose SFT model they start from with --seeds")
+        sft_from = dataclasses.replace(base, seed=args.seeds[0])
+        out = work / f"seed-{sft_from.seed}-grpo-{grpo_seed}"
+        write_json(out / "result.json", _grpo_seed_run(work, data, sft_from, grpo_seed, log))
     if args.report:
         from repogym.evaluate.report import build_report
 
@@ -242,11 +257,7 @@ def sampled_cell(score: dict | None) -> str:
 def _seed_run(work: Path, data: Path, plan, log) -> dict:  # type: ignore[no-untyped-def]
     """Model -> baseline -> SFT on gold + demos -> eval -> GRPO -> eval, each stage's result in WORK/seed-S."""
     out = work / f"seed-{plan.seed}"
-    (out / "train").mkdir(parents=True, exist_ok=True)
-    for name in ("split", "tasks.jsonl", "train/sft.jsonl"):  # the shared data, seen from the seed's folder
-        link = out / name
-        if not link.exists():
-            link.symlink_to(data / name)
+    _link_shared(out, data)
     run = Runner(Hooks(notify=log))
     stamp: dict[str, float] = {}
     with _timed(stamp, "pretrain"):
@@ -264,6 +275,33 @@ def _seed_run(work: Path, data: Path, plan, log) -> dict:  # type: ignore[no-unt
     return {"model": model.to_dict(), "sft": sft.to_dict(), "grpo": grpo.to_dict(),
             "scores": {f"{split}/{stage}": score.to_dict() for (split, stage), score in scores.items()},
             "stage_wall_s": stamp}  # fmt: skip
+
+
+def _grpo_seed_run(work: Path, data: Path, sft_from, grpo_seed: int, log) -> dict:  # type: ignore[no-untyped-def]
+    """GRPO seeded `grpo_seed` from seed `sft_from.seed`'s SFT model, with the evals after GRPO, in WORK/seed-S-grpo-G."""
+    sft_dir = work / f"seed-{sft_from.seed}" / "train" / "sft"
+    if not (sft_dir / "config.json").is_file():
+        raise SystemExit(f"--grpo-seeds: no finished SFT model in {sft_dir}; run --seeds {sft_from.seed} first")
+    out = work / f"seed-{sft_from.seed}-grpo-{grpo_seed}"
+    _link_shared(out, data)
+    plan = dataclasses.replace(sft_from, seed=grpo_seed)
+    run = Runner(Hooks(notify=log))
+    grpo = run("grpo", grpo_stage, inputs.grpo_input(out, plan, str(sft_dir), "bwrap"))
+    scores = evaluate_splits(run, out, plan, "bwrap", "grpo", f"hf:{grpo.model_dir}")
+    scores |= evaluate_around_grpo(run, out, plan, "bwrap", str(sft_dir), grpo.model_dir)
+    for row in before_after_rows(scores):
+        log(f"seed {sft_from.seed}, grpo seed {grpo_seed}: {' | '.join(row)}")
+    return {"sft_from": str(sft_dir), "grpo": grpo.to_dict(),
+            "scores": {f"{split}/{stage}": score.to_dict() for (split, stage), score in scores.items()}}  # fmt: skip
+
+
+def _link_shared(out: Path, data: Path) -> None:
+    """The shared data, seen from a seed's folder."""
+    (out / "train").mkdir(parents=True, exist_ok=True)
+    for name in ("split", "tasks.jsonl", "train/sft.jsonl"):
+        link = out / name
+        if not link.exists():
+            link.symlink_to(data / name)
 
 
 @contextlib.contextmanager
