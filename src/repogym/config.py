@@ -108,8 +108,9 @@ class GRPOSettings(ConfigModel):
     """Divide advantages by the group's reward std, the batch's, or not at all (Dr. GRPO: none)."""
     zero_variance_groups: Literal["skip", "keep"] = "skip"
     """A group whose completions all scored the same has no advantage. skip: its completions leave the loss and its
-    token count, and a step with nothing left makes no update (repogym.train.rl_groups); keep: TRL's (they count
-    as zero-advantage tokens, and AdamW still steps on its momentum)."""
+    token count, and a step with nothing left makes no update (repogym.train.rl_groups; with beta > 0 every
+    completion carries the KL term, and nothing is dropped); keep: TRL's (they count as zero-advantage tokens, and
+    AdamW still steps on its momentum)."""
     format_errors: Literal["penalty", "mask"] = "penalty"
     """Agentless answers that do not parse. penalty: the reward scores them (SWE-RL's -1 from the `format` term);
     mask: every term abstains, so they get no advantage, stay out of their group's baseline and leave the loss

@@ -43,12 +43,9 @@ def test_mean_reward_rises_on_a_learnable_signal(tiny_model, toy_tasks_file, tmp
     start = sum(row["reward"] for row in rows[:2]) / 2
     end = sum(row["reward"] for row in rows[-2:]) / 2
     assert end > start + 0.2, [round(row["reward"], 3) for row in rows]
-    for key in (
-        "time/generate_s",
-        "time/grade_s",
-        "time/update_s",
-        "format_error_rate",
-        "resolve_rate",
-        "clip_ratio/region_mean",
-    ):
+    for key in ("time/generate_s", "time/grade_s", "time/update_s", "format_error_rate", "resolve_rate"):
         assert key in rows[-1], key
+    # The loss's own figures exist where a loss was computed: a step whose groups all scored the same (the
+    # random model's answers all short enough, say) makes no update (repogym.train.rl_groups).
+    updated = [row for row in rows if not row["zero_variance/update_skipped"]]
+    assert updated and "clip_ratio/region_mean" in updated[-1]

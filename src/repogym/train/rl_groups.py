@@ -19,9 +19,11 @@ path to the weights, so the weights get no gradient at all and the optimiser lea
 optimisers skip a parameter whose `.grad` is None). The share of completions dropped is logged as
 `zero_variance/dropped_fraction`, and `zero_variance/update_skipped` is 1 on a step that made no update.
 
-With the sequence-level losses (`grpo`, `dr_grpo`) a masked completion still counts as a row of the
-batch mean; the all-uniform step is skipped all the same. Across several processes (DDP) every rank
-must run its backward, so there a micro-batch with nothing left computes its (zero) loss as usual.
+With a KL term (`grpo.beta` > 0) every completion carries a gradient, the KL's pull towards the reference
+model, so nothing is dropped and the setting changes nothing. With the sequence-level losses (`grpo`,
+`dr_grpo`) a masked completion still counts as a row of the batch mean; the all-uniform step is skipped all
+the same. Across several processes (DDP) every rank must run its backward, so there a micro-batch with
+nothing left computes its (zero) loss as usual.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ class DropUniformGroups:
 
     def _calculate_rewards(self, *args: Any) -> Any:
         rewards_per_func = super()._calculate_rewards(*args)
-        if self.drop_uniform and self.model.training:
+        if self.drop_uniform and self.beta == 0.0 and self.model.training:
             self._no_advantage = rows_without_advantage(
                 rewards_per_func, self.reward_weights, self.num_generations
             )
