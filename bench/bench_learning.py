@@ -266,15 +266,26 @@ def _seed_run(work: Path, data: Path, plan, log) -> dict:  # type: ignore[no-unt
     with _timed(stamp, "sft"):
         sft = run("sft", sft_stage, inputs.sft_input(out, plan, model.model_dir))
     scores |= evaluate_splits(run, out, plan, "bwrap", "sft", f"hf:{sft.model_dir}")
-    with _timed(stamp, "grpo"):
-        grpo = run("grpo", grpo_stage, inputs.grpo_input(out, plan, sft.model_dir, "bwrap"))
-    scores |= evaluate_splits(run, out, plan, "bwrap", "grpo", f"hf:{grpo.model_dir}")
-    scores |= evaluate_around_grpo(run, out, plan, "bwrap", sft.model_dir, grpo.model_dir)
+    grpo, after = _grpo_with_evals(run, out, plan, sft.model_dir, stamp)
+    scores |= after
     for row in before_after_rows(scores):
         log(f"seed {plan.seed}: {' | '.join(row)}")
-    return {"model": model.to_dict(), "sft": sft.to_dict(), "grpo": grpo.to_dict(),
-            "scores": {f"{split}/{stage}": score.to_dict() for (split, stage), score in scores.items()},
+    return {"model": model.to_dict(), "sft": sft.to_dict(), "grpo": grpo.to_dict(), "scores": _by_key(scores),
             "stage_wall_s": stamp}  # fmt: skip
+
+
+def _grpo_with_evals(run: Runner, out: Path, plan, sft_dir: str, stamp: dict):  # type: ignore[no-untyped-def]
+    """GRPO from `sft_dir` into OUT, then its greedy evals and the evals around it (checkpoints, sampled)."""
+    with _timed(stamp, "grpo"):
+        grpo = run("grpo", grpo_stage, inputs.grpo_input(out, plan, sft_dir, "bwrap"))
+    scores = evaluate_splits(run, out, plan, "bwrap", "grpo", f"hf:{grpo.model_dir}")
+    scores |= evaluate_around_grpo(run, out, plan, "bwrap", sft_dir, grpo.model_dir)
+    return grpo, scores
+
+
+def _by_key(scores: dict) -> dict:
+    """Scores as results.json keys them: 'SPLIT/STAGE'."""
+    return {f"{split}/{stage}": score.to_dict() for (split, stage), score in scores.items()}
 
 
 def _grpo_seed_run(work: Path, data: Path, sft_from, grpo_seed: int, log) -> dict:  # type: ignore[no-untyped-def]
@@ -285,14 +296,11 @@ def _grpo_seed_run(work: Path, data: Path, sft_from, grpo_seed: int, log) -> dic
     out = work / f"seed-{sft_from.seed}-grpo-{grpo_seed}"
     _link_shared(out, data)
     plan = dataclasses.replace(sft_from, seed=grpo_seed)
-    run = Runner(Hooks(notify=log))
-    grpo = run("grpo", grpo_stage, inputs.grpo_input(out, plan, str(sft_dir), "bwrap"))
-    scores = evaluate_splits(run, out, plan, "bwrap", "grpo", f"hf:{grpo.model_dir}")
-    scores |= evaluate_around_grpo(run, out, plan, "bwrap", str(sft_dir), grpo.model_dir)
+    stamp: dict[str, float] = {}
+    grpo, scores = _grpo_with_evals(Runner(Hooks(notify=log)), out, plan, str(sft_dir), stamp)
     for row in before_after_rows(scores):
         log(f"seed {sft_from.seed}, grpo seed {grpo_seed}: {' | '.join(row)}")
-    return {"sft_from": str(sft_dir), "grpo": grpo.to_dict(),
-            "scores": {f"{split}/{stage}": score.to_dict() for (split, stage), score in scores.items()}}  # fmt: skip
+    return {"sft_from": str(sft_dir), "grpo": grpo.to_dict(), "scores": _by_key(scores), "stage_wall_s": stamp}
 
 
 def _link_shared(out: Path, data: Path) -> None:

@@ -62,19 +62,20 @@ def drop_rows(output: dict[str, Any], drop: Any, gather: Any) -> None:
     `num_items_in_batch`, the masked tokens of every process (`gather`: the accelerator's)."""
     keep = (~drop).to(output["completion_mask"].device).int().unsqueeze(1)
     output["completion_mask"] = output["completion_mask"] * keep
-    loss_mask = output["completion_mask"]
     if "tool_mask" in output:
         output["tool_mask"] = output["tool_mask"] * keep
-        loss_mask = loss_mask * output["tool_mask"]
-    output["num_items_in_batch"] = gather(loss_mask.sum()).sum()
+    output["num_items_in_batch"] = gather(loss_mask(output).sum()).sum()
+
+
+def loss_mask(batch: dict[str, Any]) -> Any:
+    """The tokens TRL's loss reads: the completion's, less tool output in agent mode."""
+    mask = batch["completion_mask"]
+    return mask * batch["tool_mask"] if "tool_mask" in batch else mask
 
 
 def has_loss_tokens(inputs: dict[str, Any]) -> bool:
     """Whether a micro-batch has any token the loss reads."""
-    mask = inputs["completion_mask"]
-    if "tool_mask" in inputs:
-        mask = mask * inputs["tool_mask"]
-    return bool(mask.sum() > 0)
+    return bool(loss_mask(inputs).sum() > 0)
 
 
 class DropUniformGroups:
