@@ -124,6 +124,29 @@ class PolicyUnavailable(RepogymError):
 
 
 @dataclass(frozen=True)
+class TokenPrice:
+    """What a policy's tokens cost, per million: prompt (input) and completion (output) tokens priced apart, as
+    hosted endpoints bill them. Any currency; a cost computed from it is in the same one."""
+
+    input_per_1m: float
+    output_per_1m: float
+
+    def __post_init__(self) -> None:
+        for name in ("input_per_1m", "output_per_1m"):
+            value = getattr(self, name)
+            if not value >= 0:  # also refuses NaN
+                raise ConfigError(f"price.{name}: must be a number >= 0, got {value}")
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """The price of these tokens.
+
+        >>> TokenPrice(2.5, 10.0).cost(prompt_tokens=400_000, completion_tokens=50_000)
+        1.5
+        """
+        return (prompt_tokens * self.input_per_1m + completion_tokens * self.output_per_1m) / 1_000_000
+
+
+@dataclass(frozen=True)
 class PolicyConfig:
     """A policy spec plus its backend's options; picklable, so Ray workers can rebuild the policy."""
 
@@ -144,6 +167,8 @@ class PolicyConfig:
     """openai: ask for log-probabilities and token ids (`logprobs`, vLLM's `return_token_ids`)."""
     device: str = ""
     """hf: torch device ('cpu', 'cuda', ...); empty = cuda when available."""
+    price: TokenPrice | None = None
+    """What its tokens cost (None: not priced); reports give money beside tokens and seconds where it is set."""
 
     @property
     def kind(self) -> str:
