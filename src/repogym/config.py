@@ -50,6 +50,22 @@ def _default_components() -> list[RewardComponentConfig]:
     ]
 
 
+class VerifierRewardConfig(ConfigModel):
+    """GRPO's verifier term: a learned verifier's p(YES) on a completion's final diff, for tasks no test can prove.
+
+    A task with FAIL_TO_PASS tests is judged by its tests alone and the verifier is never asked about it, so a
+    policy cannot trade a test failure for the verifier's approval; a task without them (which `env.task_set`
+    may then hold) gets `weight * p(YES)` in this term, 0 for an empty diff or an unparsable answer."""
+
+    path: str = Field(min_length=1)
+    """The verifier folder (`repogym train verifier --out`, or any causal LM with its tokenizer and chat template),
+    checked by `repogym config check` and loaded once per training run."""
+    weight: float = Field(default=1.0, allow_inf_nan=False)
+    """Multiplier of p(YES) (in [0, 1]) in the reward; 1.0 puts a verified attempt level with a resolved one."""
+    batch_size: int | None = Field(default=None, ge=1)
+    """Attempts per forward pass of the verifier; None: every test-free completion of a training batch in one pass."""
+
+
 class RewardConfig(ConfigModel):
     """How an attempt's grade becomes a scalar reward."""
 
@@ -62,6 +78,9 @@ class RewardConfig(ConfigModel):
     in place of every component: a forger must earn nothing from the other terms (similarity, diff size).
     Keep it no higher than the lowest total an honest attempt can get with your components: -0.6 for the
     defaults in agent mode (compile -0.5, diff -0.1), -1.0 in agentless mode (a format error)."""
+    verifier: VerifierRewardConfig | None = None
+    """A learned verifier as one more term, named `verifier` in the breakdown (GRPO only, `repogym train rl`):
+    its score where a task has no FAIL_TO_PASS tests, the tests where it has; None: no verifier term."""
 
 
 class EnvConfig(ConfigModel):

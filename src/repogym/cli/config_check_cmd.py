@@ -12,6 +12,9 @@ from rich.markup import escape
 from repogym.cli.common import add_command, console, print_json, subgroup
 from repogym.cli.options import Json
 from repogym.config import config_to_dict, load_config
+from repogym.verifier.score import check_diff_verifier, check_verifier_folder
+
+VERIFIER_KEY = "reward.verifier.path"
 
 
 def register(app: typer.Typer) -> None:
@@ -26,11 +29,14 @@ def check(
     ] = None,
     json_out: Json = False,
 ) -> None:
-    """Validate a run configuration and print it fully resolved (defaults filled in).
+    """Validate a run configuration and print it fully resolved (defaults filled in); a reward.verifier folder is
+    checked too (model, tokenizer, chat template), without loading its weights.
 
     Example: repogym config check examples/seed_grpo.yaml rollout.max_steps=20 learning_rate=5e-6
     """
     config = load_config(file, overrides or [])
+    if config.reward.verifier is not None:  # the folder is checked now, not when training reaches it
+        check_diff_verifier(check_verifier_folder(config.reward.verifier.path, VERIFIER_KEY), VERIFIER_KEY)
     resolved = config_to_dict(config)
     if json_out:
         print_json(resolved)

@@ -12,8 +12,10 @@ from rich.table import Table
 
 from repogym.cli.common import add_command, console, err_console, print_json, subgroup
 from repogym.cli.options import Json
-from repogym.config import load_config
+from repogym.config import RunConfig, load_config
 from repogym.train.grpo import train_rl
+from repogym.train.rl_verifier import VerifierScores
+from repogym.verifier.score import diff_scorer
 
 
 def register(app: typer.Typer) -> None:
@@ -32,6 +34,8 @@ def rl_command(
     and each reward term, resolve rate, format-error rate, lengths, KL, clip ratio, the step's
     generate / grade / update seconds), TensorBoard logs, and the final model, all in output_dir.
     Killed at any point, the same command with --resume continues at the last checkpoint's step.
+    With reward.verifier set, its verifier is loaded once here and scores the completions of tasks that have no
+    FAIL_TO_PASS tests (the tests alone judge the others).
 
     Example:
       repogym train rl examples/seed_grpo.yaml base_model=/tmp/tiny env.task_set=qs/tasks.jsonl \\
@@ -41,12 +45,26 @@ def rl_command(
     with contextlib.redirect_stdout(
         sys.stderr
     ):  # transformers prints its logs; stdout keeps the summary only
-        result = train_rl(run, resume=resume, notify=lambda line: err_console.print(line, soft_wrap=True))
+        result = train_rl(
+            run,
+            resume=resume,
+            notify=lambda line: err_console.print(line, soft_wrap=True),
+            verifier_scores=reward_verifier(run),
+        )
     summary = rl_summary(result.metrics, result.global_step, result.resumed_from, str(result.output_dir))
     if json_out:
         print_json(summary)
     else:
         console.print(summary_table("train rl", summary))
+
+
+def reward_verifier(run: RunConfig) -> VerifierScores | None:
+    """`reward.verifier` loaded once for the whole run (train does not import the verifier package: it is handed
+    the scoring function); None when the config sets none."""
+    settings = run.reward.verifier
+    if settings is None:
+        return None
+    return diff_scorer(settings.path, "reward.verifier.path", settings.batch_size)
 
 
 def rl_summary(rows: list[dict[str, Any]], step: int, resumed_from: int, output_dir: str) -> dict[str, Any]:

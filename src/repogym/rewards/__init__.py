@@ -19,12 +19,13 @@ from repogym.rewards.components import (
     reward_fns,
     tests_pass,
 )
-from repogym.rewards.compose import ComposedReward, RewardBreakdown, RewardError, compose
+from repogym.rewards.compose import VERIFIER_TERM, ComposedReward, RewardBreakdown, RewardError, compose
 from repogym.rewards.similarity import SimilarityResult, similarity_from_diff, similarity_from_response
 from repogym.testpaths import is_test_path  # the rule minimal_diff applies, kept here for its users
 
 __all__ = [
     "RUNTIME_KWARGS",
+    "VERIFIER_TERM",
     "ComposedReward",
     "RewardBreakdown",
     "RewardError",

@@ -35,6 +35,9 @@ from repogym.rewards.components import RUNTIME_KWARGS, RewardFn, reward_fns
 
 #: The breakdown's term for the fixed penalty of a REPORT_FORGED grade (no component may take the name).
 FORGED_REPORT = "forged_report"
+#: The breakdown's term of `reward.verifier` (GRPO's learned verifier, repogym.train.rl_verifier): a component may
+#: not take the name while a verifier is configured.
+VERIFIER_TERM = "verifier"
 
 
 class RewardError(RepogymError):
@@ -137,6 +140,11 @@ def compose(config: RewardConfig | Mapping[str, Any]) -> ComposedReward:
             raise ConfigError(
                 f"{where}.name: {FORGED_REPORT!r} is the breakdown's term for a forged report's penalty "
                 "(reward.forged_report_penalty); give the component another name"
+            )
+        if entry.name == VERIFIER_TERM and config.verifier is not None:
+            raise ConfigError(
+                f"{where}.name: {VERIFIER_TERM!r} is the breakdown's term of reward.verifier; give the component "
+                "another name"
             )
         seen.add(entry.name)
         if not math.isfinite(entry.weight):

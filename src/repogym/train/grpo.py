@@ -14,7 +14,9 @@ Where this departs from SWE-RL (arXiv 2502.18449) and DeepSWE (Agentica / Togeth
 - Reward: the configured components from real test runs (the seed's tests +1.0, compile -0.5,
   unnecessary diff -0.1: SWE-Gym / DeepSWE style, DeepSWE's being a sparse 1/0 on the tests), not
   SWE-RL's patch similarity, which is one more component (`patch_similarity`). In agentless mode a
-  malformed answer scores -1.0 as in SWE-RL (see `repogym.train.rl_tasks.reward_for`).
+  malformed answer scores -1.0 as in SWE-RL (see `repogym.train.rl_tasks.reward_for`). Tasks without tests may
+  be rewarded by a learned verifier's p(YES) (`reward.verifier`, repogym.train.rl_verifier); a task with tests
+  is never shown to it.
 - Context: agentless prompts show whole files, as SWE-RL's do (env.options can shrink them);
   agent mode is DeepSWE's multi-turn tool use, with repogym's tools, masked from the loss.
 
@@ -43,6 +45,7 @@ from typing import Any
 from repogym.config import RunConfig, config_to_dict
 from repogym.errors import ConfigError
 from repogym.files import write_json
+from repogym.rewards import VERIFIER_TERM
 from repogym.train.checkpoints import resume_point as newest_complete
 from repogym.train.metrics import METRICS_FILE, drop_rows_after, metrics_callback, read_metrics
 from repogym.train.model import check_model_folder
@@ -53,6 +56,7 @@ from repogym.train.rl_metrics import PhaseTimer, drop_abstained, step_clock
 from repogym.train.rl_reward import SandboxReward, agent_scorer, agentless_scorer
 from repogym.train.rl_tasks import TaskEnvs, machine_workers, reward_for
 from repogym.train.rl_tools import tool_env_class
+from repogym.train.rl_verifier import VerifierScores, check_verifier_given, verifier_term
 
 Notify = Callable[[str], None]
 RUN_FILE = "run.json"
@@ -77,11 +81,17 @@ class RLResult:
 
 
 def train_rl(
-    config: RunConfig, *, resume: bool = False, notify: Notify = lambda _: None, progress: bool = False
+    config: RunConfig,
+    *,
+    resume: bool = False,
+    notify: Notify = lambda _: None,
+    progress: bool = False,
+    verifier_scores: VerifierScores | None = None,
 ) -> RLResult:
     """Run GRPO as configured; every configuration error is raised before the first step.
 
-    `progress` draws a rich bar (steps, rate, ETA, reward) in place of TRL's tqdm bar and log prints."""
+    `progress` draws a rich bar (steps, rate, ETA, reward) in place of TRL's tqdm bar and log prints.
+    `verifier_scores`: the loaded `reward.verifier`'s scorer (required when the config sets one)."""
     import torch
 
     per_device = check_numbers(config, _num_processes())
@@ -89,6 +99,7 @@ def train_rl(
     model_dir = check_model_folder(config.base_model)
     tokenizer = load_checked_tokenizer(model_dir, config.env.mode)
     reward_for(config)  # an unknown reward component fails now, not after the sandbox is set up
+    check_verifier_given(config.reward.verifier, verifier_scores)
     out = Path(config.output_dir)
     checkpoint = resume_point(out, config, resume, notify)
     workers = config.grpo.grading_workers or machine_workers()
@@ -96,7 +107,7 @@ def train_rl(
     envs = TaskEnvs.open(config, workers)  # tasks that cannot be loaded or built fail in here
     pool = ThreadPoolExecutor(workers, thread_name_prefix="repogym-grade")
     try:
-        trainer = build_trainer(config, model_dir, tokenizer, envs, pool, per_device)
+        trainer = build_trainer(config, model_dir, tokenizer, envs, pool, per_device, verifier_scores)
         if progress:
             use_rich_progress(trainer, "grpo")
         _write_run_file(out, config, envs)
@@ -121,19 +132,24 @@ def build_trainer(
     envs: TaskEnvs,
     pool: ThreadPoolExecutor,
     per_device: int,
+    verifier_scores: VerifierScores | None = None,
 ) -> Any:
-    """TRL's trainer over the tasks' prompts, with one reward function per configured component."""
+    """TRL's trainer over the tasks' prompts, with one reward function per configured component (and one for
+    `reward.verifier`, scored by `verifier_scores`)."""
     from datasets import Dataset
 
     agent = config.env.mode == "agent"
+    verifier = verifier_term(config.reward.verifier, verifier_scores, envs.tasks)
     if agent:
         tools = envs.env_options.get("tools")
         env_class = tool_env_class(envs, pool, config.rollout.async_, tuple(tools) if tools else None)
-        reward = SandboxReward(envs.reward, agent_scorer())
+        reward = SandboxReward(envs.reward, agent_scorer(), verifier=verifier)
     else:
         env_class = None
         masked = config.grpo.format_errors == "mask"
-        reward = SandboxReward(envs.reward, agentless_scorer(envs, pool), mask_format_errors=masked)
+        reward = SandboxReward(
+            envs.reward, agentless_scorer(envs, pool), mask_format_errors=masked, verifier=verifier
+        )
         if masked:
             logging.getLogger("trl.trainer.grpo_trainer").addFilter(_EXPECTED_ABSTENTIONS)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is marked experimental
@@ -280,12 +296,24 @@ def _check_same_run(out: Path, config: RunConfig) -> None:
     except (OSError, ValueError, AttributeError):
         return
     now = config_to_dict(config)
-    changed = [key for key in IDENTITY_KEYS if key in before and before[key] != now[key]]
+    changed = [key for key in IDENTITY_KEYS if key in before and not _same_setting(before[key], now[key])]
     if changed:
         raise ConfigError(
             f"--resume: {out} holds a run with other settings for {', '.join(changed)}; resume with the same "
             "config and overrides (only total_steps and logging may change), or use a new output_dir"
         )
+
+
+def _same_setting(before: Any, now: Any) -> bool:
+    """Equal, a key that a run recorded before it existed counting as its default None (reward.verifier).
+
+    >>> _same_setting({"weight": 1}, {"weight": 1, "verifier": None}), _same_setting({"a": 1}, {"a": 2})
+    (True, False)
+    """
+    if isinstance(before, dict) and isinstance(now, dict):
+        keys = set(before) | {key for key, value in now.items() if value is not None}
+        return all(_same_setting(before.get(key), now.get(key)) for key in keys)
+    return bool(before == now)
 
 
 def _write_run_file(out: Path, config: RunConfig, envs: TaskEnvs) -> None:
@@ -294,6 +322,9 @@ def _write_run_file(out: Path, config: RunConfig, envs: TaskEnvs) -> None:
         {"name": c.name, "weight": c.weight, "fn": c.fn_name, "kwargs": c.options}
         for c in envs.reward.components
     ]
+    if config.reward.verifier is not None:
+        settings = config.reward.verifier
+        components.append({"name": VERIFIER_TERM, "weight": settings.weight, "verifier": settings.path})
     write_json(
         out / RUN_FILE,
         {"config": config_to_dict(config), "reward_components": components, "tasks": envs.tasks.ids()},

@@ -7,7 +7,9 @@ one's `RewardBreakdown`; each component's function then returns its raw values f
 breakdowns, and TRL multiplies them by the components' weights (`GRPOConfig.reward_weights`) and
 sums, so TRL's reward is exactly the breakdown's total and TRL logs `rewards/<name>/mean|std` for
 every term. A component that abstains (None) is NaN to TRL, which leaves it out of the sum; a completion
-every term abstains on (a format error under `grpo.format_errors: mask`) gets no advantage in TRL.
+every term abstains on (a format error under `grpo.format_errors: mask`) gets no advantage in TRL. With
+`reward.verifier`, a `verifier` term follows the components (repogym.train.rl_verifier: p(YES) on the diffs of
+tasks without FAIL_TO_PASS tests, scored after the batch is graded; it abstains on tasks with tests).
 
 How one completion is scored is exactly how the env scores it anywhere else:
 - agentless: `AgentlessEnv.step(answer)`: the SWE-RL answer is applied, its diff graded in a fresh
@@ -26,10 +28,13 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repogym.rewards import ComposedReward, RewardBreakdown
 from repogym.train.rl_tasks import TaskEnvs
+
+if TYPE_CHECKING:  # rl_verifier builds on Scored
+    from repogym.train.rl_verifier import VerifierTerm
 
 
 @dataclass(frozen=True)
@@ -129,12 +134,18 @@ class SandboxReward:
     """The reward functions of a run: one per component, sharing one grading of each batch."""
 
     def __init__(
-        self, reward: ComposedReward, score_batch: BatchScorer, mask_format_errors: bool = False
+        self,
+        reward: ComposedReward,
+        score_batch: BatchScorer,
+        mask_format_errors: bool = False,
+        verifier: VerifierTerm | None = None,
     ) -> None:
         self.reward = reward
         self.score_batch = score_batch
         self.mask_format_errors = mask_format_errors
         """`grpo.format_errors: mask`: every term abstains on a format error (TRL then gives it no advantage)."""
+        self.verifier = verifier
+        """`reward.verifier`: one more term after the components, scored once the batch is graded."""
         self._batch: Sequence[Any] | None = None
         self._scores: list[Scored] = []
         self.last_grade_wall_s = 0.0
@@ -142,16 +153,23 @@ class SandboxReward:
     @property
     def weights(self) -> list[float]:
         """TRL's reward_weights: the components' weights, in the same order as `functions()`."""
-        return [component.weight for component in self.reward.components]
+        return [component.weight for component in self.reward.components] + (
+            [self.verifier.weight] if self.verifier else []
+        )
 
     def functions(self) -> list[Callable[..., list[float | None]]]:
-        return [_ComponentReward(self, component.name) for component in self.reward.components]
+        names = [component.name for component in self.reward.components]
+        return [
+            _ComponentReward(self, name) for name in names + ([self.verifier.name] if self.verifier else [])
+        ]
 
     def scores(self, completions: Sequence[Any], kwargs: dict[str, Any]) -> list[Scored]:
         """Each completion's Scored; the batch is graded on the first call and reused by the other terms."""
         if completions is not self._batch:  # TRL passes the same list object to every reward function
             started = time.perf_counter()
             self._scores = self.score_batch(completions, kwargs)
+            if self.verifier is not None:
+                self._scores = self.verifier.add_to(self._scores, kwargs["instance_id"])
             self._batch = completions
             self.last_grade_wall_s = time.perf_counter() - started
             _log_batch(self._scores, kwargs.get("log_metric"))

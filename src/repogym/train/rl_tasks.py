@@ -29,6 +29,7 @@ from repogym.env.base import TaskEnv
 from repogym.errors import ConfigError, DatasetError
 from repogym.rewards import ComposedReward, compose
 from repogym.sandbox.pool import STATE_ERRORS, RuntimePool
+from repogym.task import Task
 
 #: The env limits of agent-mode episodes under TRL: TRL's own limits (max_tool_calling_iterations,
 #: max_completion_length) end a rollout, so the env must not grade on its own mid-rollout.
@@ -80,7 +81,7 @@ class TaskEnvs:
     @classmethod
     def open(cls, config: RunConfig, workers: int | None = None) -> TaskEnvs:
         """Load and prepare the configured tasks; ConfigError for a missing, empty or ungradable task set."""
-        tasks = load_task_set(config.env.task_set)
+        tasks = load_task_set(config.env.task_set, untested_allowed=config.reward.verifier is not None)
         options = {**config.env.options}
         if config.env.mode == "agent":
             options = {**options, **UNBOUNDED_AGENT_EPISODE}
@@ -175,8 +176,20 @@ class TaskEnvs:
             env.close()
 
 
-def load_task_set(path: str) -> TaskSet:
-    """`env.task_set` as tasks; ConfigError when it is not a readable task file or holds no gradable task."""
+def has_proven_tests(task: Task) -> bool:
+    """Whether the task's tests decide its reward: it has FAIL_TO_PASS tests. Any such test is enough, validated
+    here or imported with its dataset (SWE-bench's are proven by SWE-bench's harness): a task that claims tests
+    is never handed to the verifier, so the rule fails closed.
+
+    >>> has_proven_tests(Task("t", "r", "c", "", FAIL_TO_PASS=["t.py::a"])), has_proven_tests(Task("t", "r", "c", ""))
+    (True, False)
+    """
+    return bool(task.FAIL_TO_PASS)
+
+
+def load_task_set(path: str, untested_allowed: bool = False) -> TaskSet:
+    """`env.task_set` as tasks; ConfigError when it is not a readable task file, holds no task, or holds tasks without
+    FAIL_TO_PASS tests while no verifier (`untested_allowed`, reward.verifier) can score their attempts."""
     if not path:
         raise ConfigError(
             "env.task_set: not set; give a task file, e.g. env.task_set=DIR/tasks.jsonl "
@@ -195,13 +208,14 @@ def load_task_set(path: str) -> TaskSet:
         raise ConfigError(
             f"env.task_set: {path} holds no tasks; mine and validate some first (repogym quickstart)"
         )
-    unprovable = [task.instance_id for task in tasks if not task.FAIL_TO_PASS]
-    if unprovable:
+    unprovable = [task.instance_id for task in tasks if not has_proven_tests(task)]
+    if unprovable and not untested_allowed:
         raise ConfigError(
             f"env.task_set: {len(unprovable)} task(s) have no FAIL_TO_PASS tests, so no attempt can be "
-            f"graded ({', '.join(unprovable[:5])}); validate them first (repogym validate)"
+            f"graded ({', '.join(unprovable[:5])}); validate them first (repogym validate), or set "
+            "reward.verifier to score their attempts with a learned verifier"
         )
     return tasks
 
 
-__all__ = ["TaskEnvs", "load_task_set", "machine_workers", "reward_for"]
+__all__ = ["TaskEnvs", "has_proven_tests", "load_task_set", "machine_workers", "reward_for"]

@@ -9,6 +9,7 @@ settings (trajectory shown or not, length) scoring follows so that it sees what 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -31,6 +32,7 @@ class Verifier:
 
     folder: Path
     model: Any
+    """The causal LM in eval mode (None from `check_verifier_folder`, which loads no weights)."""
     tokenizer: Any
     yes_id: int
     no_id: int
@@ -51,21 +53,55 @@ class Verifier:
 
 
 def load_verifier(path: str | os.PathLike[str], key: str = "--verifier") -> Verifier:
-    """The verifier in `path`, checked (model, tokenizer, chat template, distinct answer tokens) before loading
-    the weights; a ConfigError naming `key` and what is missing otherwise."""
+    """The verifier in `path`, checked (`check_verifier_folder`) before loading the weights."""
     import torch
     from transformers import AutoModelForCausalLM
 
+    checked = check_verifier_folder(path, key)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = AutoModelForCausalLM.from_pretrained(checked.folder).to(device).eval()
+    return dataclasses.replace(checked, model=model)
+
+
+def check_verifier_folder(path: str | os.PathLike[str], key: str = "--verifier") -> Verifier:
+    """The verifier in `path` without its weights (model None): a causal-LM folder with its tokenizer, a chat
+    template and distinct answer tokens, or a ConfigError naming `key` and what is missing. What
+    `repogym config check` runs on `reward.verifier.path`, so a bad folder fails before any training starts."""
     folder, tokenizer = chat_model(
         os.fspath(path), key=key,
         fix="train it with `repogym train verifier` (which saves the template), or add the chat template of its "
         "base model to its tokenizer_config.json",
     )  # fmt: skip
-    manifest = _manifest(folder)
-    yes_id, no_id = answer_token_ids(tokenizer)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    model = AutoModelForCausalLM.from_pretrained(folder).to(device).eval()
-    return Verifier(folder, model, tokenizer, yes_id, no_id, manifest)
+    try:
+        yes_id, no_id = answer_token_ids(tokenizer)
+    except ConfigError as exc:
+        raise ConfigError(f"{key}: {folder}: {exc}") from None
+    return Verifier(folder, None, tokenizer, yes_id, no_id, _manifest(folder))
+
+
+def check_diff_verifier(verifier: Verifier, key: str) -> Verifier:
+    """`verifier`, or a ConfigError naming `key` when it was trained on attempts' turns as well as their diffs:
+    a candidate diff alone (best-of-n, a training reward) is not what it learnt to read."""
+    if verifier.include_trajectory:
+        raise ConfigError(
+            f"{key}: {verifier.folder} was trained on attempts' turns as well as their diffs (--include-trajectory), "
+            "so it cannot score a diff alone; train one without --include-trajectory"
+        )
+    return verifier
+
+
+def diff_scorer(
+    path: str | os.PathLike[str], key: str, batch_size: int | None = None
+) -> Callable[[Sequence[tuple[Task, str]]], list[float]]:
+    """The verifier in `path`, loaded once, as the function that scores (task, final diff) pairs: what GRPO's
+    `reward.verifier` term calls with a batch's test-free completions. `batch_size` None scores each call's pairs
+    in one forward pass."""
+    verifier = check_diff_verifier(load_verifier(path, key), key)
+
+    def score(pairs: Sequence[tuple[Task, str]]) -> list[float]:
+        return score_attempts(verifier, pairs, batch_size or max(1, len(pairs)))
+
+    return score
 
 
 def _manifest(folder: Path) -> dict[str, Any]:
