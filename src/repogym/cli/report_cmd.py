@@ -35,7 +35,8 @@ def report_command(
 
     What each RUN_DIR may hold (searched a few folders deep): an eval folder (summary.json from
     `repogym eval`, its stage and split label the before/after table), a training run's
-    metrics.jsonl, a `repogym rollout` folder, funnel files (*funnel*.json).
+    metrics.jsonl, a `repogym rollout` folder, funnel files (*funnel*.json), a `repogym verify` folder (its
+    reliability diagram, AUC and ECE).
 
     Example: repogym report runs/eval-baseline runs/eval-sft runs/sft runs/mine --out report.html
     """
@@ -66,7 +67,7 @@ def report_command(
         print_json({
             "out": str(out), "bytes": out.stat().st_size, "plots_dir": str(result.plots_dir),
             "plots": [str(plot) for plot in result.plots], "evals": len(found.evals),
-            "trainings": len(found.trainings), "funnels": len(found.funnels), "attempts_shown": result.attempts_shown,
+            "trainings": len(found.trainings), "funnels": len(found.funnels), "verifiers": len(found.verifies), "attempts_shown": result.attempts_shown,
             "warnings": list(found.warnings),
         })  # fmt: skip
         return

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 
 SUMMARY_KIND = "repogym.eval"
+#: `repogym verify --out`'s summary.json (the verifier package writes it; the report reads it without importing it).
+VERIFY_SUMMARY_KIND = "repogym.verify"
 SUMMARY_FILE = "summary.json"
 ROLLOUT_DIR = "rollout"
 PREDICTIONS_FILE = "predictions.jsonl"

@@ -24,12 +24,13 @@ from typing import Any
 
 from repogym.errors import ConfigError
 from repogym.evaluate.bootstrap import BootstrapSettings
+from repogym.evaluate.layout import VERIFY_SUMMARY_KIND
 from repogym.files import write_json, write_jsonl
 from repogym.verifier.data import label_counts, read_attempts
 from repogym.verifier.metrics import DEFAULT_BINS, auc, calibration_bins, ece, task_bootstrap
 from repogym.verifier.score import load_verifier, score_prompts
 
-SUMMARY_KIND = "repogym.verify"
+SUMMARY_KIND = VERIFY_SUMMARY_KIND
 SUMMARY_FILE = "summary.json"
 SCORES_FILE = "scores.jsonl"
 

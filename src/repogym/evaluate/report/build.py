@@ -1,9 +1,9 @@
 """`build_report(run_dirs, out)`: one self-contained HTML page (plots as base64 PNG, no external
 file, font, style or script) and the same plots as PNG files in `<out stem>_plots/` beside it.
 
-The page has five sections, each present even when empty (it then says what would fill it):
-training curves, before/after resolve rate per split, funnels, a per-task table and the
-trajectory viewer. Text from run folders is escaped by Jinja's autoescape, and the page's
+The page has six sections, each present even when empty (it then says what would fill it):
+training curves, before/after resolve rate per split, funnels, verifiers (`repogym verify` folders: a
+reliability diagram, AUC and ECE), a per-task table and the trajectory viewer. Text from run folders is escaped by Jinja's autoescape, and the page's
 Content-Security-Policy lets only its own inline script run (by hash), so a trajectory holding
 `<script>` is shown, never executed, even if escaping were ever skipped.
 """
@@ -28,6 +28,7 @@ from repogym.evaluate.report.plots import (
     before_after_plot,
     curve_plot,
     funnel_plot,
+    reliability_plot,
     slug,
     training_series,
 )
@@ -77,6 +78,7 @@ def build_report(
     before_after = _before_after_section(inputs, result)
     step_curves = _step_curves(inputs, result)
     funnels = _funnel_section(inputs, result, report)
+    verifiers = _verifier_section(inputs, result)
     rollouts = _rollouts(inputs, max_attempts, report)
     result.attempts_shown = sum(len(r.attempts) for r in rollouts)
     page = _render(
@@ -84,7 +86,7 @@ def build_report(
         sources=[str(p) for p in run_dirs], warnings=inputs.warnings, trainings=trainings,
         before_after=before_after, step_curves=step_curves,
         evals=[_eval_details(run) for run in inputs.ordered_evals()],
-        funnels=funnels, task_table=_task_table(_stage_evals(inputs)), rollouts=rollouts,
+        funnels=funnels, verifiers=verifiers, task_table=_task_table(_stage_evals(inputs)), rollouts=rollouts,
     )  # fmt: skip
     result.plots_dir.mkdir(parents=True, exist_ok=True)
     for plot in result.plots:
@@ -240,6 +242,43 @@ def _funnel_section(inputs: ReportInputs, result: ReportResult, report: Progress
         plot = _embed(funnel_plot(f"funnel-{slug(funnel.label)}.png", view.title, labels, counts), result)
         sections.append({"title": view.title, "plot": plot, "rows": view.rows})
     return sections
+
+
+def _verifier_section(inputs: ReportInputs, result: ReportResult) -> list[dict[str, Any]]:
+    """Per `repogym verify` folder: its reliability diagram, and AUC and ECE with their intervals beside it."""
+    sections = []
+    for run in inputs.verifies:
+        summary = run.summary
+        attempts = summary.get("attempts", "?")
+        title = f"{run.label}: verifier reliability, predicted p(YES) vs observed resolve rate ({attempts} attempts)"
+        plot = reliability_plot(f"reliability-{slug(run.label)}.png", title, summary["reliability"])
+        bins = [b for b in summary["reliability"] if isinstance(b, dict) and b.get("count")]
+        settings = summary.get("bootstrap") if isinstance(summary.get("bootstrap"), dict) else {}
+        sections.append({
+            "label": run.label, "path": str(run.path), "plot": _embed(plot, result),
+            "verifier": summary.get("verifier", "?"), "attempts": attempts,
+            "resolved": summary.get("resolved", "?"), "unresolved": summary.get("unresolved", "?"),
+            "auc": _metric_text(summary, "auc"), "ece": _metric_text(summary, "ece"),
+            "auc_undefined": summary.get("auc_undefined", ""),
+            "bootstrap": f"95% bootstrap over tasks, {settings.get('resamples', '?')} resamples",
+            "bins": [{"range": f"{_number_text(b.get('low'))}-{_number_text(b.get('high'))}", "count": b["count"],
+                      "mean_score": _number_text(b.get("mean_score")),
+                      "resolved_rate": _number_text(b.get("resolved_rate"))} for b in bins],
+        })  # fmt: skip
+    return sections
+
+
+def _number_text(value: Any) -> str:
+    return f"{float(value):.3f}" if isinstance(value, int | float) else "–"
+
+
+def _metric_text(summary: dict[str, Any], name: str) -> str:
+    """`0.812 [0.700, 0.950]`: a verifier's AUC or ECE (a number in [0, 1], not a rate) and its interval."""
+    interval = (summary.get("intervals") or {}).get(name)
+    text = _number_text(summary.get(name))
+    if isinstance(interval, list) and len(interval) == 2:
+        text += f" [{_number_text(interval[0])}, {_number_text(interval[1])}]"
+    return text
 
 
 def _task_table(runs: list[EvalRun]) -> dict[str, Any]:

@@ -8,6 +8,8 @@ training checkpoints are skipped):
 - a training run: `metrics.jsonl` (one JSON row per logging step; SFT rows carry `loss`, RL rows
   `reward...` terms); its folder's path names the run;
 - a plain rollout folder: `trajectories-*.jsonl` or `.ledger` (`repogym rollout --out`);
+- a verify folder: `summary.json` with `kind: "repogym.verify"` (`repogym verify --out`): its reliability bins,
+  AUC and ECE;
 - a funnel: any `*funnel*.json` (`repogym mine --funnel`, `repogym validate`'s OUT.funnel.json,
   synth's), classified by its shape (`repogym.evaluate.report.funnels`).
 
@@ -25,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from repogym.errors import ConfigError
-from repogym.evaluate.layout import KNOWN_STAGES, ROLLOUT_DIR, SUMMARY_FILE, SUMMARY_KIND
+from repogym.evaluate.layout import KNOWN_STAGES, ROLLOUT_DIR, SUMMARY_FILE, SUMMARY_KIND, VERIFY_SUMMARY_KIND
 from repogym.files import METRICS_FILE, read_jsonl_records
 
 MAX_DEPTH = 4
@@ -71,6 +73,15 @@ class RolloutRun:
 
 
 @dataclass(frozen=True)
+class VerifyRun:
+    """A `repogym verify --out` folder: its summary.json (auc, ece, intervals, reliability bins)."""
+
+    path: Path
+    label: str
+    summary: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class FunnelFile:
     path: Path
     label: str
@@ -84,9 +95,10 @@ class ReportInputs:
     rollouts: list[RolloutRun] = field(default_factory=list)
     funnels: list[FunnelFile] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    verifies: list[VerifyRun] = field(default_factory=list)
 
     def count(self) -> int:
-        return len(self.evals) + len(self.trainings) + len(self.rollouts) + len(self.funnels)
+        return sum(map(len, (self.evals, self.trainings, self.rollouts, self.funnels, self.verifies)))
 
     def ordered_trainings(self) -> list[TrainingRun]:
         """Pretraining, then SFT, then RL runs (by a stage word in their path), then the rest."""
@@ -128,8 +140,8 @@ def collect(run_dirs: list[Path]) -> ReportInputs:
         names = ", ".join(str(p) for p in empty)
         raise ConfigError(
             f"{names}: holds nothing the report knows (an eval folder's {SUMMARY_FILE} with kind "
-            f"{SUMMARY_KIND!r}, a training run's {METRICS_FILE}, a rollout's trajectories-*.jsonl or .ledger, "
-            "or a *funnel*.json)"
+            f"{SUMMARY_KIND!r}, a verify folder's with kind {VERIFY_SUMMARY_KIND!r}, a training run's {METRICS_FILE}, "
+            "a rollout's trajectories-*.jsonl or .ledger, or a *funnel*.json)"
         )
     return inputs
 
@@ -163,6 +175,9 @@ def _read_file(path: Path, base: Path, inputs: ReportInputs, seen: set[Path]) ->
 
 def _read_eval(path: Path, base: Path, inputs: ReportInputs, seen: set[Path]) -> EvalRun | None:
     data = _json(path, inputs)
+    if isinstance(data, dict) and data.get("kind") == VERIFY_SUMMARY_KIND:
+        _read_verify(path, data, base, inputs, seen)
+        return None
     if not isinstance(data, dict) or data.get("kind") != SUMMARY_KIND:
         return None  # a rollout's own summary.json, or someone else's file
     if not isinstance(data.get("per_task"), dict) or "pass@1" not in data:
@@ -175,6 +190,14 @@ def _read_eval(path: Path, base: Path, inputs: ReportInputs, seen: set[Path]) ->
     seen.add(run.rollout_dir.resolve())  # its trajectories show under the eval, not as a second rollout
     inputs.evals.append(run)
     return run
+
+
+def _read_verify(path: Path, data: dict[str, Any], base: Path, inputs: ReportInputs, seen: set[Path]) -> None:
+    if not isinstance(data.get("reliability"), list):
+        inputs.warnings.append(f"{path}: a verify summary without reliability bins; skipped")
+        return
+    if _first_time(path, seen):
+        inputs.verifies.append(VerifyRun(path.parent, _label(path.parent, base), data))
 
 
 def _read_metrics(path: Path, base: Path, inputs: ReportInputs, seen: set[Path]) -> None:

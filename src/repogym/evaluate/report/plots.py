@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -187,5 +188,33 @@ def funnel_plot(name: str, title: str, labels: Sequence[str], counts: Sequence[i
     axes.set_yticks(positions, [label[:40] for label in labels], fontsize=7)
     axes.set_title(title, fontsize=10)
     axes.margins(x=0.12)
+    figure.tight_layout()
+    return Plot(name, title, _png(figure))
+
+
+def reliability_plot(name: str, title: str, bins: Sequence[dict[str, Any]]) -> Plot:
+    """A verifier's reliability diagram: per equal-width bin of predicted p(YES), the share of its attempts that
+    resolved (a bar over the bin) at the bin's mean prediction (a dot), each bar labelled with its attempt count;
+    a calibrated verifier's dots lie on the diagonal. Empty bins draw nothing (`repogym verify`'s summary bins)."""
+    figure = _figure(4.6, 4.2)
+    axes = figure.add_subplot()
+    axes.plot([0, 1], [0, 1], linestyle="--", color="#8c959f", linewidth=1, label="calibrated (diagonal)")
+    filled = [b for b in bins if (b.get("count") or 0) > 0 and _number(b.get("resolved_rate")) is not None]
+    if filled:
+        lows = [float(b["low"]) for b in filled]
+        widths = [float(b["high"]) - float(b["low"]) for b in filled]
+        rates = [float(b["resolved_rate"]) for b in filled]
+        bars = axes.bar(lows, rates, widths, align="edge", color="#4c72b0", alpha=0.35, edgecolor="#4c72b0",
+                        label="resolve rate in the bin")  # fmt: skip
+        axes.bar_label(bars, labels=[f"n={b['count']}" for b in filled], fontsize=7, padding=2)
+        axes.plot([float(b["mean_score"]) for b in filled], rates, "o", color="#c44e52", markersize=4,
+                  label="at the bin's mean p(YES)")  # fmt: skip
+    axes.set_xlim(0, 1)
+    axes.set_ylim(0, 1.12)  # room for the counts above full bars
+    axes.set_xlabel("predicted p(YES)")
+    axes.set_ylabel("observed resolve rate")
+    axes.set_title("\n".join(textwrap.wrap(title, 60)), fontsize=9)
+    axes.legend(fontsize=7, loc="upper left", frameon=False)
+    axes.grid(alpha=0.3)
     figure.tight_layout()
     return Plot(name, title, _png(figure))
