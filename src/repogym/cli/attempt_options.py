@@ -34,9 +34,10 @@ class AttemptOptions(OptionGroup):
         str,
         typer.Option(
             "--policy",
-            help="scripted:gold | scripted:FILE | hf:PATH | openai:MODEL | human | heuristic:swap | a dotted path.",
+            help="scripted:gold | scripted:FILE | hf:PATH | openai:MODEL | human | heuristic:swap | a dotted path "
+            "(required; eval's --route names two instead).",
         ),
-    ]
+    ] = ""
     n: Annotated[int, typer.Option("-n", min=1, help="Attempts per task (a GRPO group; pass@n in eval).")] = 1
     instance: Instances = None
     jobs: Jobs = 1
@@ -105,9 +106,14 @@ class AttemptOptions(OptionGroup):
     repos_dir: ReposDir = None
     sandbox: Sandbox = "bwrap"
 
-    def policy_config(self) -> PolicyConfig:
+    def policy_config(self, spec: str = "") -> PolicyConfig:
+        """--policy with the backend options; `spec` another policy with the same options (eval's --route)."""
+        if not (spec or self.policy):
+            raise ConfigError(
+                "--policy: name the policy to run, e.g. --policy scripted:gold or --policy hf:ckpt/sft"
+            )
         return PolicyConfig(
-            spec=self.policy, base_url=self.base_url, api_key_env=self.api_key_env, timeout_s=self.timeout_s,
+            spec=spec or self.policy, base_url=self.base_url, api_key_env=self.api_key_env, timeout_s=self.timeout_s,
             max_retries=self.max_retries, concurrency=self.concurrency, logprobs=self.logprobs,
         )  # fmt: skip
 

@@ -197,12 +197,14 @@ def attempt_counter(what: str, total: int, progress: Progress | None) -> Callabl
 
 def finish_eval(config: EvalConfig) -> dict[str, Any]:
     """Score a finished rollout under DIR/rollout and write summary.json, predictions and the report."""
-    tasks = _load_tasks(config)
+    tasks = eval_tasks(config)
     store = TrajectoryStore(config.root / ROLLOUT_DIR)
     counts = task_counts(tasks, list(store.ledger_rows()), config.n, config.root / ROLLOUT_DIR)
     picks = _picks(config, tasks, store)
     counts = [dataclasses.replace(c, best=picks[c.instance_id].resolved) if picks else c for c in counts]
-    chosen = first_attempts(_trajectories(store, {t.instance_id for t in tasks}, PREDICTION_ATTEMPT + 1))
+    chosen = first_attempts(
+        stored_trajectories(store, {t.instance_id for t in tasks}, PREDICTION_ATTEMPT + 1)
+    )
     model_name = config.model_name or config.rollout.policy.spec
     save_predictions(predictions_of(chosen, model_name), config.root / PREDICTIONS_FILE)
     report = swebench_report(chosen, total_instances=len(tasks)).to_dict()
@@ -258,7 +260,7 @@ def _picks(config: EvalConfig, tasks: list[Task], store: TrajectoryStore) -> dic
     if config.select is None:
         return {}
     stored: dict[str, dict[int, Trajectory]] = {task.instance_id: {} for task in tasks}
-    for trajectory in _trajectories(
+    for trajectory in stored_trajectories(
         store, set(stored), config.n
     ):  # a later row of an attempt wins, as in the ledger
         stored[trajectory.instance_id][trajectory.attempt] = trajectory
@@ -270,7 +272,7 @@ def _picks(config: EvalConfig, tasks: list[Task], store: TrajectoryStore) -> dic
     return select_attempts(config.select, attempts, tasks, runtimes)
 
 
-def _trajectories(store: TrajectoryStore, wanted: set[str], attempts: int) -> list[Trajectory]:
+def stored_trajectories(store: TrajectoryStore, wanted: set[str], attempts: int) -> list[Trajectory]:
     """The stored attempts numbered below `attempts` of the tasks in `wanted`."""
     found = []
     for number, row in enumerate(store.rows(), start=1):
@@ -280,7 +282,8 @@ def _trajectories(store: TrajectoryStore, wanted: set[str], attempts: int) -> li
     return found
 
 
-def _load_tasks(config: EvalConfig) -> list[Task]:
+def eval_tasks(config: EvalConfig) -> list[Task]:
+    """The tasks an eval scores: the task file's, or those --instance names, in that order."""
     task_set = load_tasks(config.rollout.tasks)
     if config.rollout.instance_ids:
         return [task_set.get(instance_id) for instance_id in config.rollout.instance_ids]
