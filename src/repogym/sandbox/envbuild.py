@@ -61,6 +61,7 @@ from repogym.sandbox.interpreters import (
     pick_interpreter,
     prefix_layout_lines,
 )
+from repogym.sandbox.syspackages import LACKS, describe_needs, find_system_needs
 from repogym.sandbox.workspace import EpisodeLayer
 from repogym.task import Task
 
@@ -364,7 +365,10 @@ def run_build_step(
     if not result.ok:
         tail = "\n".join(result.output.strip().splitlines()[-15:])
         why = "timed out" if result.timed_out else f"exit code {result.exit_code}"
-        raise EnvBuildError(f"{what} for {task.repo} failed ({why}); log {log_path}; tail:\n{tail}")
+        # A compiler's missing header sits far above the tail: the package to install is said on its own line.
+        needs = find_system_needs(result.output)
+        missing = f"\n{LACKS}: {describe_needs(needs)}" if needs else ""
+        raise EnvBuildError(f"{what} for {task.repo} failed ({why}); log {log_path}; tail:\n{tail}{missing}")
     return result
 
 

@@ -2,18 +2,25 @@
 (`needs_network`, grading's detector, which grading uses for TESTS_NEED_NETWORK too).
 
 Pure functions over test and build logs, so that the funnel names the environment's fault instead of
-blaming the candidate ("no_fail_to_pass: before 267 fail, after 267 fail" for a missing module).
+blaming the candidate ("no_fail_to_pass: before 267 fail, after 267 fail" for a missing module), and
+`repogym env check` names why a repository's environment did not build (`SetupCause`, `diagnose_build`).
 """
 
 from __future__ import annotations
 
+import enum
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from repogym.grading.network_attempts import needs_network
+from repogym.sandbox.syspackages import LACKS, SystemNeed, describe_needs, find_system_needs
 
 __all__ = [
+    "BuildDiagnosis",
+    "SetupCause",
     "build_failure_cause",
+    "diagnose_build",
     "env_build_cause",
     "first_env_error",
     "needs_network",
@@ -108,20 +115,82 @@ def build_failure_cause(log: str) -> str:
 
 
 _BUILD_LOG = re.compile(r"failed \((timed out|exit code -?\d+)\); log (\S+);")
+#: pythons.choose_python's and interpreters.pick_interpreter's words for a Python that is not installed.
+_NO_PYTHON = re.compile(r"needs (?:the )?Python [^\n]*none installed")
+_TIMED_OUT = (
+    "timed out: the build ran past its wall-clock limit (a loaded machine or a source build; see the log)"
+)
+
+
+class SetupCause(enum.StrEnum):
+    """Why a repository's environment was not built or its test suite not collected, one name per way."""
+
+    REPO_UNAVAILABLE = "repo_unavailable"
+    PYTHON2_ONLY = "python2_only"
+    NO_MATCHING_PYTHON = "no_matching_python"
+    """No installed interpreter is one the commit allows (requires-python) or the task names."""
+    SYSTEM_PACKAGE_MISSING = "system_package_missing"
+    """The build needed a C library or program the machine lacks; the detail names the Debian package."""
+    BUILD_TIMED_OUT = "build_timed_out"
+    INSTALL_FAILED = "install_failed"
+    """The installer failed for another reason; the detail quotes its error line."""
+    COLLECTION_ERROR = "collection_error"
+    """Test files failed to import; the detail names them and the first error."""
+    NO_TESTS = "no_tests"
+    TESTS_DID_NOT_RUN = "tests_did_not_run"
+    """The runner gave no trusted report (a timeout, a crash, a runner that never started)."""
+
+
+@dataclass(frozen=True)
+class BuildDiagnosis:
+    """What an environment build failed on."""
+
+    cause: SetupCause
+    detail: str
+    """The cause in words ('' when the log names none: the error message is then all there is)."""
+    needs: tuple[SystemNeed, ...] = ()
+    """For SYSTEM_PACKAGE_MISSING: what the build lacked, each with its Debian package where known."""
+    log: str = ""
+    """The build log the message names ('' when it names none)."""
+
+
+def diagnose_build(message: str) -> BuildDiagnosis:
+    """What an EnvBuildError's message (and the build log it names) says the build failed on.
+
+    In this order: an interpreter that is not installed; a timeout as such (the installer's words from an
+    earlier, recovered step would mislead); a header, program or library the machine lacks, anywhere in the
+    build log (a compiler's error sits far above the log's tail); else the installer's own words, from the
+    message's tail or, past it, from the whole log.
+
+    >>> diagnose_build("environment build for o/r failed (timed out); log /nonexistent.log; tail:\\nBecause x").cause
+    <SetupCause.BUILD_TIMED_OUT: 'build_timed_out'>
+    >>> found = diagnose_build("install step failed (exit code 1); log /nonexistent.log; tail:\\n"
+    ...                        "  Error: pg_config executable not found.")
+    >>> found.cause.value, found.detail
+    ('system_package_missing', 'libpq-dev (command pg_config not found); install: apt-get install libpq-dev')
+    """
+    if _NO_PYTHON.search(message):
+        return BuildDiagnosis(SetupCause.NO_MATCHING_PYTHON, message.strip().split("\n")[0])
+    found = _BUILD_LOG.search(message)
+    path = found.group(2) if found else ""
+    if found and found.group(1) == "timed out":
+        return BuildDiagnosis(SetupCause.BUILD_TIMED_OUT, _TIMED_OUT, log=path)
+    log = read_log(path) if path else ""
+    needs = find_system_needs(log or message)
+    if needs:
+        return BuildDiagnosis(SetupCause.SYSTEM_PACKAGE_MISSING, describe_needs(needs), needs, path)
+    cause = build_failure_cause(message) or build_failure_cause(log[-20000:])
+    return BuildDiagnosis(SetupCause.INSTALL_FAILED, cause, log=path)
 
 
 def env_build_cause(message: str) -> str:
-    """What an EnvBuildError's message says the build failed on: a timeout as such (the installer's
-    words from an earlier, recovered step would mislead), else the installer's words from the message's
-    tail or, past it, from the whole build log ('' when neither names one).
+    """What an EnvBuildError's message says the build failed on, in words ('' when neither it nor its log
+    names anything): `diagnose_build`'s detail, the packages the machine lacks said as such.
 
     >>> env_build_cause("environment build for o/r failed (timed out); log /nonexistent.log; tail:\\nBecause x")
     'timed out: the build ran past its wall-clock limit (a loaded machine or a source build; see the log)'
+    >>> env_build_cause("install step failed (exit code 1); log /nonexistent.log; tail:\\nsh: 1: swig: not found")
+    'the machine lacks: swig (command swig not found); install: apt-get install swig'
     """
-    found = _BUILD_LOG.search(message)
-    if found and found.group(1) == "timed out":
-        return "timed out: the build ran past its wall-clock limit (a loaded machine or a source build; see the log)"
-    cause = build_failure_cause(message)
-    if not cause and found:
-        cause = build_failure_cause(read_log(found.group(2))[-20000:])
-    return cause
+    found = diagnose_build(message)
+    return f"{LACKS}: {found.detail}" if found.cause is SetupCause.SYSTEM_PACKAGE_MISSING else found.detail
