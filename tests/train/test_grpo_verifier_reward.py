@@ -10,6 +10,7 @@ its p(YES) differs by diff) and an "approving" copy of it whose weights were edi
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +27,7 @@ from repogym.train.grpo import build_trainer
 from repogym.train.rl_checks import load_checked_tokenizer
 from repogym.train.rl_tasks import TaskEnvs
 from repogym.verifier.score import diff_scorer, load_verifier, score_attempts
+from repogym.verifier.train import MANIFEST_FILE
 
 from ..support.cli import cli
 from ..support.rl import fast_settings, write_config
@@ -220,3 +222,12 @@ def test_a_component_may_not_take_the_verifier_terms_name():
     compose({"components": components})  # without reward.verifier the name is free
     with pytest.raises(ConfigError, match=r"reward.components.0.name: 'verifier' is the breakdown's term"):
         compose({"components": components, "verifier": {"path": "v"}})
+
+
+def test_config_check_names_a_verifier_that_reads_trajectories(tmp_path, tiny_model):
+    """A verifier trained with --include-trajectory cannot score a completion's diff alone: refused at config time."""
+    folder = tmp_path / "v"
+    shutil.copytree(tiny_model, folder)
+    (folder / MANIFEST_FILE).write_text(json.dumps({"prompt": {"include_trajectory": True}}))
+    output = one_line_error(check_config(tmp_path, str(folder)))
+    assert f"reward.verifier.path: {folder} was trained on attempts' turns as well as their diffs" in output
