@@ -127,6 +127,7 @@ COMMANDS: dict[str, str] = {
     "cache_du_cmd": "cache du",
     "cache_prune_cmd": "cache prune",
     "verify_cmd": "verify",
+    "doctor_cmd": "doctor",
 }
 
 #: The top-level commands in the order `repogym --help` lists them, each with the first paragraph of its own
@@ -150,6 +151,7 @@ INDEX: dict[str, str] = {
     "serve": "Serve a local model as an OpenAI-compatible chat-completions endpoint (with tool calls).",
     "report": "Write one self-contained HTML page (opens offline) from run folders; plots also as PNGs beside it.",
     "verify": "Score stored attempts with a verifier: p(YES) per attempt, AUC and ECE with bootstrap 95% intervals.",
+    "doctor": "List what a task file (or a repository) needs from this machine: tools, Pythons, system packages.",
 }
 INDEX.update({name: group.help.split("\n\n")[0] for name, group in GROUPS.items()})
 
