@@ -83,6 +83,10 @@ GROUPS: dict[str, Group] = {
         "Example: repogym eval compare runs/eval-baseline runs/eval-sft",
         default="run",
     ),
+    "env": Group(
+        "Check a repository's environment at a commit: built, test suite collected and run, or why not.\n\n"
+        "Example: repogym env check ../flask --commit 2.0.0 --json"
+    ),
     "cache": Group(
         "Where repogym keeps mirrors, checkouts, environments and logs, and how to shrink it.\n\n"
         "The root is $REPOGYM_CACHE, else $XDG_CACHE_HOME/repogym, else ~/.cache/repogym.\n\n"
@@ -124,6 +128,7 @@ COMMANDS: dict[str, str] = {
     "train_verifier_cmd": "train verifier",
     "eval_run_cmd": "eval run",
     "eval_compare_cmd": "eval compare",
+    "env_check_cmd": "env check",
     "cache_du_cmd": "cache du",
     "cache_prune_cmd": "cache prune",
     "verify_cmd": "verify",
