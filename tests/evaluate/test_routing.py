@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -13,6 +14,7 @@ import pytest
 
 from repogym.dataset import save_tasks
 from repogym.evaluate.difficulty import difficulty
+from repogym.evaluate.report import build_report
 from repogym.evaluate.routing import curve_thresholds
 
 from ..support.cli import cli
@@ -172,3 +174,23 @@ def test_the_large_policy_may_be_an_openai_endpoint_and_its_tokens_are_priced(tm
     shown = cli(*command, "--threshold", "1")
     assert shown.exit_code == 0, shown.output
     assert "large alone" in shown.output and "small alone" in shown.output
+
+
+def test_the_report_draws_the_routing_curve_between_each_policy_alone(world, tmp_path):
+    out = tmp_path / "routed"
+    world.route(out, "--price", "small=0.5/1", "--price", "large=3/15")
+    result = build_report([out], tmp_path / "report.html")
+    page = result.out.read_text()
+    section = page[page.index('<section id="routing">') : page.index('<section id="tasks">')]
+    assert section.count('<img class="plot"') == 1 and "route small=" in section
+    rows = re.findall(r"<tr( style=\"font-weight: 600\")?><td>([^<]+)</td>(.*?)</tr>", section)
+    labels = [label for _, label, _ in rows]
+    assert labels[0] == "small alone" and labels[-1] == "large alone" and len(labels) == 23
+    bold = [(label, cells) for style, label, cells in rows if style]
+    assert [label for label, _ in bold] == ["0.500"]
+    # At 0.5: half the tasks sent on, 75% resolved, which is 75% of the large policy's 100%.
+    assert re.findall(r'<td class="num">([^<]*)</td>', bold[0][1])[:3] == ["50%", "75.0%", "75%"]
+    assert any(plot.name.startswith("routing-") for plot in result.plots)
+    # Each policy alone is an eval of its own, beside the routed one in the before/after table.
+    stages = page[page.index('<table class="before-after">') :].split("</tr>", 1)[0]
+    assert all(f"<th>{stage}</th>" in stages for stage in ("route", "route-small", "route-large"))

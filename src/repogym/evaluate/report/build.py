@@ -1,9 +1,9 @@
 """`build_report(run_dirs, out)`: one self-contained HTML page (plots as base64 PNG, no external
 file, font, style or script) and the same plots as PNG files in `<out stem>_plots/` beside it.
 
-The page has six sections, each present even when empty (it then says what would fill it):
+The page has seven sections, each present even when empty (it then says what would fill it):
 training curves, before/after resolve rate per split, funnels, verifiers (`repogym verify` folders: a
-reliability diagram, AUC and ECE), a per-task table and the trajectory viewer. Text from run folders is escaped by Jinja's autoescape, and the page's
+reliability diagram, AUC and ECE), routing (`repogym eval --route` folders: the curve over thresholds), a per-task table and the trajectory viewer. Text from run folders is escaped by Jinja's autoescape, and the page's
 Content-Security-Policy lets only its own inline script run (by hash), so a trajectory holding
 `<script>` is shown, never executed, even if escaping were ever skipped.
 """
@@ -24,11 +24,13 @@ from repogym.evaluate.report.collect import EvalRun, ReportInputs, collect
 from repogym.evaluate.report.funnels import funnel_view
 from repogym.evaluate.report.plots import (
     Plot,
+    RoutingCurve,
     StageBar,
     before_after_plot,
     curve_plot,
     funnel_plot,
     reliability_plot,
+    routing_plot,
     slug,
     training_series,
 )
@@ -79,6 +81,7 @@ def build_report(
     step_curves = _step_curves(inputs, result)
     funnels = _funnel_section(inputs, result, report)
     verifiers = _verifier_section(inputs, result)
+    routings = _routing_section(inputs, result)
     rollouts = _rollouts(inputs, max_attempts, report)
     result.attempts_shown = sum(len(r.attempts) for r in rollouts)
     page = _render(
@@ -86,7 +89,7 @@ def build_report(
         sources=[str(p) for p in run_dirs], warnings=inputs.warnings, trainings=trainings,
         before_after=before_after, step_curves=step_curves,
         evals=[_eval_details(run) for run in inputs.ordered_evals()],
-        funnels=funnels, verifiers=verifiers, task_table=_task_table(_stage_evals(inputs)), rollouts=rollouts,
+        funnels=funnels, verifiers=verifiers, routings=routings, task_table=_task_table(_stage_evals(inputs)), rollouts=rollouts,
     )  # fmt: skip
     result.plots_dir.mkdir(parents=True, exist_ok=True)
     for plot in result.plots:
@@ -279,6 +282,62 @@ def _metric_text(summary: dict[str, Any], name: str) -> str:
     if isinstance(interval, list) and len(interval) == 2:
         text += f" [{_number_text(interval[0])}, {_number_text(interval[1])}]"
     return text
+
+
+def _routing_section(inputs: ReportInputs, result: ReportResult) -> list[dict[str, Any]]:
+    """Per routed eval (`repogym eval --route`): its curve drawn, and as a table between each policy alone."""
+    sections = []
+    for run in inputs.ordered_evals():
+        routing = run.routing
+        if routing is None:
+            continue
+        measure = routing_measure(routing)
+        chosen = routing.get("threshold")
+        curve = RoutingCurve(
+            routing["curve"], routing["small"], routing["large"], measure, float(chosen or 0.0)
+        )
+        title = f"{run.label}: routing {routing.get('route', '?')} by {routing.get('by', '?')}"
+        plot = _embed(routing_plot(f"routing-{slug(run.label)}.png", title, curve), result)
+        rows = [_routing_row("small alone", routing["small"], routing, measure)]
+        rows += [_routing_row(_number_text(row.get("threshold")), row, routing, measure, row.get("threshold") == chosen)
+                 for row in routing["curve"] if isinstance(row, dict)]  # fmt: skip
+        rows.append(_routing_row("large alone", routing["large"], routing, measure))
+        sections.append({"label": run.label, "path": str(run.path), "route": routing.get("route", "?"),
+                         "by": routing.get("by", "?"), "threshold": _number_text(chosen),
+                         "tasks": routing.get("tasks", "?"), "measure": measure, "plot": plot, "rows": rows})  # fmt: skip
+    return sections
+
+
+def routing_measure(routing: dict[str, Any]) -> str:
+    """The spend a routing curve is compared by: money where every row and both policies are priced, else tokens
+    where the large policy spent any, else seconds."""
+    rows = [*routing["curve"], routing["small"], routing["large"]]
+    if all(isinstance(row.get("cost"), int | float) for row in rows) and routing["large"]["cost"]:
+        return "cost"
+    return "tokens" if routing["large"].get("tokens") else "seconds"
+
+
+def _routing_row(
+    label: str, row: dict[str, Any], routing: dict[str, Any], measure: str, chosen: bool = False
+) -> dict[str, Any]:
+    """One line of the routing table: the row's figures, and its resolve rate and spend as shares of the large
+    policy's alone (what "95% of the large policy at 60% of its cost" is read from)."""
+    large = routing["large"]
+
+    def of_large(name: str) -> str:
+        value, whole = row.get(name), large.get(name)
+        ok = isinstance(value, int | float) and isinstance(whole, int | float) and whole
+        return f"{float(value) / float(whole):.0%}" if ok else "–"
+
+    share = row.get("share_to_large", 1.0 if label == "large alone" else 0.0)
+    tokens, seconds, cost = row.get("tokens"), row.get("seconds"), row.get("cost")
+    return {
+        "label": label, "chosen": chosen, "to_large": f"{float(share):.0%}",
+        "resolve_rate": _interval_text(row, "resolve_rate"), "resolve_of_large": of_large("resolve_rate"),
+        "tokens": f"{tokens:,}" if isinstance(tokens, int) else "–",
+        "seconds": f"{seconds:.1f}" if isinstance(seconds, int | float) else "–",
+        "cost": f"{cost:.4g}" if isinstance(cost, int | float) else "–", "spend_of_large": of_large(measure),
+    }  # fmt: skip
 
 
 def _task_table(runs: list[EvalRun]) -> dict[str, Any]:

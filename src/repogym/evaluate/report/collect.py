@@ -4,7 +4,8 @@ What is recognised (anywhere under a RUN_DIR, up to `MAX_DEPTH` folders down; hi
 training checkpoints are skipped):
 
 - an eval folder: `summary.json` with `kind: "repogym.eval"` (`repogym eval --out`); its `stage`
-  and `split` place it in the before/after table, its `rollout/` feeds the trajectory viewer;
+  and `split` place it in the before/after table, its `rollout/` feeds the trajectory viewer, and a routed
+  eval's `routing` (`repogym eval --route`) the routing section;
 - a training run: `metrics.jsonl` (one JSON row per logging step; SFT rows carry `loss`, RL rows
   `reward...` terms); its folder's path names the run;
 - a plain rollout folder: `trajectories-*.jsonl` or `.ledger` (`repogym rollout --out`);
@@ -51,6 +52,16 @@ class EvalRun:
     @property
     def split(self) -> str:
         return str(self.summary.get("split") or "all tasks")
+
+    @property
+    def routing(self) -> dict[str, Any] | None:
+        """The routing curve of a routed eval (`repogym eval --route`), None for any other eval or a curve
+        without its rows and both policies alone."""
+        routing = self.summary.get("routing")
+        if not isinstance(routing, dict) or not isinstance(routing.get("curve"), list):
+            return None
+        alone = [routing.get(key) for key in ("small", "large")]
+        return routing if all(isinstance(policy, dict) for policy in alone) else None
 
     @property
     def rollout_dir(self) -> Path:

@@ -218,3 +218,71 @@ def reliability_plot(name: str, title: str, bins: Sequence[dict[str, Any]]) -> P
     axes.grid(alpha=0.3)
     figure.tight_layout()
     return Plot(name, title, _png(figure))
+
+
+#: Each policy of a route and its colour in the routing plot.
+ROUTE_COLOURS = (("small", "#55a868"), ("large", "#c44e52"))
+
+
+@dataclass(frozen=True)
+class RoutingCurve:
+    """What a routing plot draws: the curve's rows (threshold, share_to_large, resolve_rate and the spend) and each
+    policy alone, from an eval summary's `routing`; `measure` is the spend the second panel compares (cost,
+    tokens or seconds) and `chosen` the run's own threshold."""
+
+    rows: Sequence[dict[str, Any]]
+    small: dict[str, Any]
+    large: dict[str, Any]
+    measure: str
+    chosen: float
+
+
+def routing_plot(name: str, title: str, curve: RoutingCurve) -> Plot:
+    """Routing between a small and a large policy. Left: per threshold, the routed resolve rate and the share of
+    tasks sent to the large policy, with each policy's resolve rate alone as a level. Right: the routed resolve
+    rate at each threshold against its spend as a share of the large policy's alone (the two ends are the two
+    policies alone, drawn as squares)."""
+    figure = _figure(9.6, 3.6)
+    by_threshold, against_spend = figure.subplots(1, 2)
+    thresholds = [float(row["threshold"]) for row in curve.rows]
+    resolved = [100 * float(row["resolve_rate"]) for row in curve.rows]
+    by_threshold.plot(thresholds, resolved, marker="o", markersize=3, label="routed resolve rate")
+    by_threshold.plot(thresholds, [100 * float(row["share_to_large"]) for row in curve.rows], linestyle="--",
+                      color="#8c959f", label="share sent to large")  # fmt: skip
+    for key, color in ROUTE_COLOURS:
+        by_threshold.axhline(100 * float(getattr(curve, key)["resolve_rate"]), color=color, linewidth=1,
+                             linestyle=":", label=f"{key} alone")  # fmt: skip
+    by_threshold.axvline(curve.chosen, color="black", linewidth=0.8, alpha=0.5)
+    by_threshold.set_xlabel("threshold (the small policy keeps risk below it)")
+    by_threshold.set_ylabel("%")
+    by_threshold.set_ylim(-3, 108)
+    by_threshold.legend(fontsize=7, loc="best", frameon=False)
+    by_threshold.grid(alpha=0.3)
+    whole = _number(curve.large.get(curve.measure))
+    if whole:
+        # Points, not a line: the spend need not fall as the threshold rises (a cascade pays the small policy on
+        # every task), so a line in threshold order would double back on itself.
+        for row, rate in zip(curve.rows, resolved, strict=True):
+            spent = _number(row.get(curve.measure))
+            if spent is not None:
+                chosen = float(row["threshold"]) == curve.chosen
+                against_spend.plot([100 * spent / whole], [rate], "o", color="#4c72b0", markersize=6 if chosen else 4,
+                                   markeredgecolor="black" if chosen else "#4c72b0",
+                                   label=f"threshold {curve.chosen:g}" if chosen else None)  # fmt: skip
+        for key, color in ROUTE_COLOURS:
+            alone = getattr(curve, key)
+            value = _number(alone.get(curve.measure))
+            if value is not None:
+                against_spend.plot([100 * value / whole], [100 * float(alone["resolve_rate"])], "s", color=color,
+                                   markersize=7, label=f"{key} alone")  # fmt: skip
+        against_spend.legend(fontsize=7, loc="lower right", frameon=False)
+    else:
+        against_spend.text(0.5, 0.5, f"the large policy alone spent no {curve.measure}", ha="center", fontsize=8,
+                           transform=against_spend.transAxes)  # fmt: skip
+    against_spend.set_xlabel(f"{curve.measure}, % of the large policy's alone")
+    against_spend.set_ylabel("resolve rate (%)")
+    against_spend.set_ylim(-3, 108)
+    against_spend.grid(alpha=0.3)
+    figure.suptitle("\n".join(textwrap.wrap(title, 110)), fontsize=9)
+    figure.tight_layout()
+    return Plot(name, title, _png(figure))
