@@ -146,7 +146,7 @@ def test_json_grade_imports_only_what_the_grade_path_needs(toy_task, toy_runtime
 #: The top-level commands, as scripts call them: none may go missing from `repogym --help`.
 COMMANDS = ("tasks", "config", "synth", "quickstart", "samples", "mine", "validate", "scrub", "grade", "play")
 COMMANDS += ("rollout", "serve", "data", "model", "train", "eval", "report", "cache", "verify")
-COMMANDS += ("env", "doctor")
+COMMANDS += ("env", "doctor", "export")
 
 
 def test_root_help_lists_every_command_with_its_help_line() -> None:

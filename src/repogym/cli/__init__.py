@@ -87,6 +87,10 @@ GROUPS: dict[str, Group] = {
         "Check a repository's environment at a commit: built, test suite collected and run, or why not.\n\n"
         "Example: repogym env check ../flask --commit 2.0.0 --json"
     ),
+    "export": Group(
+        "Export tasks to other RL trainers, graded by repogym's sandbox (verl).\n\n"
+        "Example: repogym export verl tasks.jsonl --out verl-data --mode agentless"
+    ),
     "cache": Group(
         "Where repogym keeps mirrors, checkouts, environments and logs, and how to shrink it.\n\n"
         "The root is $REPOGYM_CACHE, else $XDG_CACHE_HOME/repogym, else ~/.cache/repogym.\n\n"
@@ -129,6 +133,7 @@ COMMANDS: dict[str, str] = {
     "eval_run_cmd": "eval run",
     "eval_compare_cmd": "eval compare",
     "env_check_cmd": "env check",
+    "export_verl_cmd": "export verl",
     "cache_du_cmd": "cache du",
     "cache_prune_cmd": "cache prune",
     "verify_cmd": "verify",
