@@ -20,6 +20,7 @@ import dataclasses
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from repogym.agent.trajectory import Trajectory
@@ -98,7 +99,7 @@ def finish_routed_eval(config: EvalConfig, route: Route) -> dict[str, Any]:
     stored = {key: _first_attempts(config, key, tasks) for key in ROUTE_KEYS}
     risks, verifier_s = _risks(route, tasks, stored["small"])
     routed = [
-        RoutedTask(t.instance_id, risks[t.instance_id][0], PolicyAttempt.of(stored["small"][t.instance_id]),
+        RoutedTask(t.instance_id, risks[t.instance_id].value, PolicyAttempt.of(stored["small"][t.instance_id]),
                    PolicyAttempt.of(stored["large"][t.instance_id]))
         for t in tasks
     ]  # fmt: skip
@@ -114,7 +115,7 @@ def finish_routed_eval(config: EvalConfig, route: Route) -> dict[str, Any]:
     for task in routed:
         scores["per_task"][task.instance_id]["route"] = {
             "risk": task.risk, "to": went[task.instance_id], "small_resolved": task.small.resolved,
-            "large_resolved": task.large.resolved, **risks[task.instance_id][1],
+            "large_resolved": task.large.resolved, **risks[task.instance_id].basis,
         }  # fmt: skip
     model_name = config.model_name or f"route:{route.spec}"
     save_predictions(predictions_of(chosen, model_name), config.root / PREDICTIONS_FILE)
@@ -148,13 +149,22 @@ def _first_attempts(config: EvalConfig, key: str, tasks: Sequence[Task]) -> dict
     return found
 
 
+@dataclass(frozen=True)
+class Risk:
+    """The predicted risk that the small policy fails a task, and what it was computed from."""
+
+    value: float
+    basis: dict[str, Any]
+    """Recorded beside the risk in per_task[...]["route"]: {"difficulty": ...} or {"p_yes": ...}."""
+
+
 def _risks(
     route: Route, tasks: Sequence[Task], small: dict[str, Trajectory]
-) -> tuple[dict[str, tuple[float, dict[str, Any]]], float]:
-    """Per task, the risk that the small policy fails and what it came from; and the verifier's seconds."""
+) -> tuple[dict[str, Risk], float]:
+    """Per task, the risk that the small policy fails; and the verifier's seconds (0 by difficulty)."""
     if route.by == "difficulty":
         scored = {task.instance_id: difficulty(task) for task in tasks}
-        return {task_id: (d.score, {"difficulty": d.to_dict()}) for task_id, d in scored.items()}, 0.0
+        return {task_id: Risk(d.score, {"difficulty": d.to_dict()}) for task_id, d in scored.items()}, 0.0
     if route.verifier_scores is None:
         raise ConfigError(
             f"--by {route.predictor}: no verifier was loaded to score the small policy's attempts"
@@ -172,7 +182,7 @@ def _risks(
     risks = {}
     for task in tasks:
         score = p_yes.get(task.instance_id)
-        risks[task.instance_id] = (1.0 if score is None else 1.0 - score, {"p_yes": score})
+        risks[task.instance_id] = Risk(1.0 if score is None else 1.0 - score, {"p_yes": score})
     return risks, verifier_s
 
 
