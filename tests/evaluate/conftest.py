@@ -31,6 +31,7 @@ def eval_world(tmp_path_factory: pytest.TempPathFactory, toy_task) -> EvalWorld:
     root = tmp_path_factory.mktemp("eval-world")
     first = toy_task.replace(metadata={
         "method": "flip_operator", "file": "src/calc/__init__.py", "function": "add", "split": "heldout-functions",
+        "difficulty": {"lines_changed": 2, "fail_to_pass": None},  # repogym synth's record, not a label
     })  # fmt: skip
     second = toy_task.replace(instance_id="toy__calc-2", metadata={"difficulty": "easy"})
     tasks = root / "tasks.jsonl"

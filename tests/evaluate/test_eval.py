@@ -42,7 +42,7 @@ def test_breakdowns_per_method_difficulty_and_split(eval_world):
     breakdown = summary(eval_world.baseline)["breakdown"]
     assert breakdown["method"]["flip_operator"]["pass@1"] == 1.0  # metadata["method"] of the synth task
     assert breakdown["method"]["synthetic"]["pass@1"] == 0.0  # no method: grouped by source
-    assert set(breakdown["difficulty"]) == {"easy", "patch 1-2 lines"}  # stated, else the gold patch's size
+    assert set(breakdown["difficulty"]) == {"easy", "patch 1-2 lines"}  # stated, else the gold patch's size (synth's record is no label)
     assert breakdown["split"] == {"heldout-functions": breakdown["method"]["flip_operator"]}
     assert breakdown["repo"]["toy/calc"]["tasks"] == 2
 

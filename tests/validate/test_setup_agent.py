@@ -100,8 +100,9 @@ def rules_only(needs_settings, tmp_path_factory) -> Path:
     re-run with the agent hands that saved drop to it instead of validating the candidate again."""
     out = tmp_path_factory.mktemp("rules") / "tasks.jsonl"
     run = validate_candidates([needs_settings], out, ValidateConfig(scrub=False))
-    assert run.outcomes["needs-settings"].verdict is Verdict.ENV_BROKEN
-    assert "CALC_SETTINGS" in run.outcomes["needs-settings"].detail
+    outcome = run.outcomes["needs-settings"]
+    assert outcome.verdict is Verdict.ENV_BROKEN, f"{outcome.verdict}: {outcome.detail}"
+    assert "CALC_SETTINGS" in outcome.detail
     return partial_path(out)
 
 

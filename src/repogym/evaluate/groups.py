@@ -3,8 +3,9 @@
 - repo: `Task.repo`.
 - method: a synthetic task's `metadata["method"]` (set by `repogym synth`); tasks without one are
   grouped under their source (`mined`, `synthetic`, `imported`).
-- difficulty: `metadata["difficulty"]` (or a top-level `difficulty`, as SWE-bench Verified has);
-  when absent, the gold patch's size in changed lines, bucketed (`PATCH_BUCKETS`).
+- difficulty: `metadata["difficulty"]` (or a top-level `difficulty`, as SWE-bench Verified has) when it is
+  a label; otherwise (absent, or `repogym synth`'s record `{"lines_changed": ...}`) the gold patch's size in
+  changed lines, bucketed (`PATCH_BUCKETS`).
 - split: `metadata["split"]` when the task file carries one; tasks without it get no split group.
 """
 
@@ -61,6 +62,8 @@ def task_groups(task: Task) -> TaskGroups:
     """Where `task` falls in each breakdown."""
     metadata = task.metadata if isinstance(task.metadata, dict) else {}
     method = metadata.get("method") or task.source.value
-    difficulty = metadata.get("difficulty") or task.extra.get("difficulty") or patch_bucket(task.patch)
+    difficulty = metadata.get("difficulty") or task.extra.get("difficulty")
+    if not isinstance(difficulty, (str, int, float)) or isinstance(difficulty, bool):
+        difficulty = patch_bucket(task.patch)
     split = metadata.get("split") or ""
     return TaskGroups(repo=task.repo, method=str(method), difficulty=str(difficulty), split=str(split))
