@@ -94,3 +94,9 @@ def test_the_export_never_overwrites_its_own_task_file(toy_task, tmp_path):
     before = tasks.read_bytes()
     result = cli("export", "verl", str(tasks), "--out", str(tmp_path))
     assert result.exit_code == 2 and "overwrite" in result.output and tasks.read_bytes() == before
+
+
+def test_the_example_configs_are_what_the_export_writes(agent_export, examples_dir):
+    for written in (agent_export.tool_config, agent_export.agent_loop_config):
+        example = examples_dir / "verl" / written.name
+        assert yaml.safe_load(example.read_text()) == yaml.safe_load(written.read_text()), example

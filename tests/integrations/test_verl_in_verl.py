@@ -22,7 +22,9 @@ from repogym.integrations.verl import compute_score
 from repogym.integrations.verl_agent import NO_EPISODE
 from repogym.integrations.verl_export import AGENT_LOOP_CLASS, AGENT_LOOP_NAME
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src"
+EXAMPLES = ("grpo_agentless.sh", "grpo_agent.sh")
 CHECKS = Path(__file__).resolve().parent / "verl_checks.py"
 VENV = Path(os.environ.get("REPOGYM_VERL_VENV", "/tmp/verl-venv"))
 SOURCE = "src/calc/__init__.py"
@@ -46,6 +48,30 @@ def verl_python() -> Path:
     return python
 
 
+def example_overrides(script: str, stubs: Path) -> list[str]:
+    """The overrides examples/verl/SCRIPT hands verl's trainer: the script run with `repogym` and `python3`
+    standing in (the export it runs first is tested above; the trainer needs a GPU), its arguments kept."""
+    stubs.mkdir(exist_ok=True)
+    for name in ("repogym", "python3"):
+        (stubs / name).write_text(
+            f'#!/bin/sh\n[ "{name}" = python3 ] && printf "%s\\n" "$@" > "{stubs}/args"\nexit 0\n'
+        )
+        (stubs / name).chmod(0o755)
+    environment = {
+        "PATH": f"{stubs}:{os.environ['PATH']}",
+        "MODEL": "m",
+        "TASKS": "t.jsonl",
+        "VAL_TASKS": "v.jsonl",
+    }
+    run = subprocess.run(
+        ["bash", ROOT / "examples" / "verl" / script], env=environment, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    arguments = (stubs / "args").read_text().splitlines()
+    assert arguments[:2] == ["-m", "verl.trainer.main_ppo"], arguments[:2]
+    return arguments[2:]
+
+
 @pytest.fixture(scope="module")
 def seen(agentless_export, agent_export, gold_answer, tmp_path_factory) -> dict:
     """What verl's classes saw, from one run of verl_checks.py in the verl venv (about 15 s)."""
@@ -60,6 +86,7 @@ def seen(agentless_export, agent_export, gold_answer, tmp_path_factory) -> dict:
         "gold_answer": gold_answer,
         "source": SOURCE,
         "fix": FIX,
+        "example_overrides": {script: example_overrides(script, work / "stubs") for script in EXAMPLES},
     }
     (work / "inputs.json").write_text(json.dumps(inputs))
     environment = {**os.environ, "PYTHONPATH": str(SRC)}  # this checkout's repogym, whatever the venv has
@@ -112,3 +139,12 @@ def test_the_agent_classes_run_a_scripted_episode_scored_like_grade_gold(seen, c
         assert seen[trajectory]["reward"] == {"reward_score": 1.0, "reward_extra_info": resolved}
         assert "return a + b" in seen[trajectory]["observations"][1]
     assert seen["submitted"]["observations"][2].startswith("Submitted")
+
+
+def test_the_example_grpo_scripts_name_only_keys_verl_has(seen):
+    for script in EXAMPLES:
+        assert seen["examples"][script] == {
+            "error": None,
+            "reward_function": {"path": "pkg://repogym.integrations.verl", "name": "compute_score"},
+            "adv_estimator": "grpo",
+        }, script

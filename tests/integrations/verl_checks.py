@@ -9,6 +9,7 @@ inside `main` so that pytest's doctest collection can import this file without v
   exported tool config, as it does to count prompt tokens);
 - verl's reward manager (the reward loop's `naive`, made by `load_reward_manager` from the config keys a
   run sets) scores a hand-built batch through `pkg://repogym.integrations.verl` `compute_score`;
+- the overrides of examples/verl's GRPO scripts compose with verl's trainer config (every key exists);
 - the agent row runs through `RepogymAgentLoop`'s logic over a stand-in for verl's ToolAgentLoop that
   calls the tools as ToolAgentLoop._call_tool does (create -> execute -> release per call), with scripted
   calls for a model; the trajectory's extra fields then go through the reward manager as verl's reward
@@ -110,6 +111,25 @@ class ScriptedToolLoop:
         return AgentLoopOutput(prompt_ids=[1], response_ids=[2], response_mask=[1], num_turns=2, metrics={})
 
 
+def composed(overrides: list[str]) -> dict[str, Any]:
+    """verl's trainer config with a run's overrides, as `python -m verl.trainer.main_ppo` composes it: an
+    override naming a key verl does not have fails here, as it would on the cluster."""
+    import os
+
+    import verl
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
+    try:
+        with initialize_config_dir(config_dir=config_dir, version_base=None):
+            config = compose(config_name="ppo_trainer", overrides=overrides)
+    except Exception as exc:  # hydra's errors for an unknown key or a bad value: reported, not raised
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    reward = OmegaConf.to_container(config.reward.custom_reward_function)
+    return {"error": None, "reward_function": reward, "adv_estimator": config.algorithm.adv_estimator}
+
+
 def main(inputs: dict[str, Any]) -> dict[str, Any]:
     import hydra.utils
     from verl.experimental.agent_loop.tool_agent_loop import ToolAgentLoop
@@ -123,6 +143,7 @@ def main(inputs: dict[str, Any]) -> dict[str, Any]:
     tokenizer = tiny_tokenizer([inputs["gold_answer"], "system user assistant tool submit"])
     manager = reward_manager(tokenizer)
     seen: dict[str, Any] = {"manager": type(manager).__module__ + "." + type(manager).__name__}
+    seen["examples"] = {name: composed(overrides) for name, overrides in inputs["example_overrides"].items()}
 
     def score(batch: Any) -> dict[str, Any]:
         return manager.loop.run_until_complete(manager.run_single(batch))
