@@ -1,7 +1,8 @@
 """The export, the reward function and the agent classes as verl 0.9.1's own classes use them.
 
 verl's pins differ from repogym's (transformers, ray, torch's CUDA wheels), so verl lives in a virtual
-environment of its own: $REPOGYM_VERL_VENV, default /tmp/verl-venv, made as docs/integrations-verl.md says.
+environment of its own: $REPOGYM_VERL_VENV, default .venv-verl in this checkout, which scripts/setup_bridges.sh
+makes (CI runs it).
 Without it these tests skip, saying why; with it, `verl_checks.py` runs there (this checkout's src/ on its
 path) and reports what verl saw, compared here with repogym's own grades of the same answers.
 """
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 EXAMPLES = ("grpo_agentless.sh", "grpo_agent.sh")
 CHECKS = Path(__file__).resolve().parent / "verl_checks.py"
-VENV = Path(os.environ.get("REPOGYM_VERL_VENV", "/tmp/verl-venv"))
+VENV = Path(os.environ.get("REPOGYM_VERL_VENV", ROOT / ".venv-verl"))
 SOURCE = "src/calc/__init__.py"
 FIX = {"path": SOURCE, "old": "return a - b", "new": "return a + b"}
 
@@ -34,10 +35,7 @@ FIX = {"path": SOURCE, "old": "return a - b", "new": "return a + b"}
 def verl_python() -> Path:
     """The venv's Python, or a skip that says what is missing and how to make it."""
     python = VENV / "bin" / "python"
-    how = (
-        "python -m venv VENV && VENV/bin/pip install torch==2.13.0 && VENV/bin/pip install verl==0.9.1 "
-        "cachetools uvicorn fastapi && VENV/bin/pip install -e ."
-    )
+    how = "bash scripts/setup_bridges.sh"
     if not python.exists():
         pytest.skip(f"no verl virtual environment at {VENV} (set REPOGYM_VERL_VENV, or make it: {how})")
     found = subprocess.run(
