@@ -165,7 +165,7 @@ def test_ray_executor_gives_the_same_outcomes_as_local(tmp_path, toy_task, monke
     local, on_ray = outcomes("local"), outcomes("ray")
     assert on_ray == local
     assert sorted(o[0].value for o in on_ray.values()) == ["env_build_failed"] * 2 + ["submitted"] * 2
-    workers = {t.metadata.get("worker") for t in load_trajectories(tmp_path / "ray") if t.metadata}
+    workers = {t.metadata["worker"] for t in load_trajectories(tmp_path / "ray") if "worker" in t.metadata}
     assert all(
         w and int(w.rsplit(":", 1)[1]) != os.getpid() for w in workers
     )  # ran in Ray's worker processes

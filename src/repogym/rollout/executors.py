@@ -5,12 +5,13 @@ the store has one writer. Local threads share one policy (an `hf` model is
 loaded once, its batcher sees every thread's requests) and one runtime per
 task; policy calls of some attempts overlap sandbox work of others. On Ray,
 each worker process builds its own policy and runtimes from the picklable
-`AttemptSettings`, and the sandbox runs on the node that runs the task.
+`AttemptSettings`, and the sandbox runs on the node that runs the task (spread over
+the nodes: rollout/ray_session.py); the trajectory's metadata names that node.
 """
 
 from __future__ import annotations
 
-import os
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
@@ -22,6 +23,7 @@ from repogym.errors import ConfigError
 from repogym.interrupts import wait_interruptibly
 from repogym.registry import Registry
 from repogym.rollout.attempt import AttemptSettings, Worker, failed
+from repogym.rollout.ray_session import SANDBOX_SCHEDULING, connect, node_id, require_ray
 from repogym.task import Task
 
 Job = tuple[Task, int]
@@ -69,36 +71,20 @@ class RayExecutor:
     def __init__(
         self, settings: AttemptSettings, jobs: int = 2, address: str | None = None, max_in_flight: int = 0
     ) -> None:
-        try:
-            import ray  # noqa: F401
-        except ImportError:
-            raise ConfigError("--executor ray: Ray is not installed; pip install 'repogym[ray]'") from None
+        require_ray("--executor ray")
         self.settings = settings
         self.jobs = jobs
         self.address = address
         self.max_in_flight = max_in_flight or 2 * jobs
         self._started_ray = False
 
-    def _init(self) -> None:
-        import ray
-
-        if ray.is_initialized():
-            return
-        # A local Ray's workers inherit this process's environment (REPOGYM_CACHE included); a
-        # cluster's workers use their own nodes' settings.
-        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-        if self.address:
-            ray.init(address=self.address, **kwargs)
-        else:
-            _local_ray_on_loopback()
-            ray.init(num_cpus=self.jobs, **kwargs)
-        self._started_ray = True
-
     def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
         import ray
 
-        self._init()
-        remote = ray.remote(num_cpus=1, max_retries=0)(run_on_ray_worker)
+        self._started_ray = connect(self.address, self.jobs) or self._started_ray
+        remote = ray.remote(num_cpus=1, max_retries=0, scheduling_strategy=SANDBOX_SCHEDULING)(
+            run_on_ray_worker
+        )
         settings_ref = ray.put(self.settings)
         queue = list(jobs)[::-1]
         pending: dict[Any, Job] = {}
@@ -131,30 +117,19 @@ class RayExecutor:
             self._started_ray = False
 
 
-def _local_ray_on_loopback() -> None:
-    """Make a single-machine Ray talk over 127.0.0.1 instead of the machine's network address.
-
-    Ray reads this switch into a constant when it is imported (workers inherit the variable); a
-    driver that imported Ray already gets the constant set too. Without it, a laptop's Ray serves
-    on its LAN address.
-    """
-    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    if os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0":
-        from ray._private import ray_constants
-
-        ray_constants.ENABLE_RAY_CLUSTER = False
-
-
 #: One Worker per Ray worker process and settings (policies and runtimes are reused across its tasks).
 _RAY_WORKERS: dict[str, Worker] = {}
 
 
 def run_on_ray_worker(settings: AttemptSettings, task: Task, attempt: int) -> dict[str, Any]:
-    """The Ray task body: runs on the worker, returns the trajectory row."""
+    """The Ray task body: runs on the worker, returns the trajectory row, its metadata naming the Ray node
+    (`ray_node`) beside the worker process (`worker`: host:pid, which nodes of one machine share)."""
     key = repr(settings)
     if key not in _RAY_WORKERS:
         _RAY_WORKERS[key] = Worker(settings)
-    return _RAY_WORKERS[key].run(task, attempt).to_dict()
+    trajectory = _RAY_WORKERS[key].run(task, attempt)
+    metadata = {**trajectory.metadata, "ray_node": node_id()}
+    return dataclasses.replace(trajectory, metadata=metadata).to_dict()
 
 
 executors: Registry[type] = Registry("executor")
