@@ -247,6 +247,8 @@ class Task:
                 kwargs[name] = parse_test_list(value, f"{where}: field {name!r}")
             elif name == "version" and isinstance(value, int | float):
                 kwargs[name] = str(value)  # SWE-bench versions like 3.0 sometimes arrive as numbers
+            elif name == "created_at" and isinstance(value, datetime.datetime):
+                kwargs[name] = value.isoformat()  # a parquet timestamp column, as SWE-rebench's files have
             elif not isinstance(value, str):
                 raise DatasetError(f"{where}: field {name!r} must be a string, got {type(value).__name__}")
             else:
