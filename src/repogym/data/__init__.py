@@ -2,7 +2,8 @@
 
 `swebench.toml` is SWE-bench's per-version environment specs for its Python repositories, written as an env
 file (repogym.envfile): its header says how each of SWE-bench's fields maps onto EnvSpec and what cannot be
-mapped.
+mapped. SWE-rebench's instances carry their specs themselves (`install_config`): swerebench.py makes each
+into its task's env.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class SpecsApplied:
 
 def apply_specs(tasks: Iterable[Task], *env_files: EnvFile) -> SpecsApplied:
     """Tasks with every env file applied in order (a later file's matching rules win); each task records the
-    rules that shaped it in `metadata["env_rules"]`."""
+    rules that shaped it in `metadata["env_rules"]`, after any it had."""
     out: list[Task] = []
     applied = SpecsApplied(out)
     for task in tasks:
@@ -63,6 +64,9 @@ def apply_specs(tasks: Iterable[Task], *env_files: EnvFile) -> SpecsApplied:
             rules += used
         if rules:
             applied.shaped += 1
+            earlier = task.metadata.get("env_rules", [])  # e.g. the instance's own install_config
+            if isinstance(earlier, list):
+                rules = [*earlier, *(rule for rule in rules if rule not in earlier)]
             task = task.replace(metadata={**task.metadata, "env_rules": rules})
         else:
             key = f"{task.repo}@{task.version or '?'}"
