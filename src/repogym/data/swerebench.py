@@ -153,7 +153,7 @@ def apply_install_configs(tasks: Iterable[Task]) -> InstallConfigsApplied:
             applied.tasks.append(task)
             continue
         try:
-            env, left_out = env_from_install_config(task.extra[INSTALL_CONFIG])
+            env, left_out = _env_from_install_config(task.extra[INSTALL_CONFIG])
         except _Refused as refused:
             applied.refused.append(Refusal(task.instance_id, refused.key, refused.why))
             continue
@@ -166,7 +166,7 @@ def apply_install_configs(tasks: Iterable[Task]) -> InstallConfigsApplied:
     return applied
 
 
-def env_from_install_config(config: Any) -> tuple[EnvSpec, tuple[str, ...]]:
+def _env_from_install_config(config: Any) -> tuple[EnvSpec, tuple[str, ...]]:
     """The EnvSpec a recipe stands for, and the steps left out because this machine has what they install.
 
     Raises `_Refused` naming the key of the first thing that cannot be done here.
