@@ -158,6 +158,15 @@ class GRPOSettings(ConfigModel):
     """Write a metrics.jsonl row every this many steps."""
     grading_workers: int = Field(default=0, ge=0)
     """Completions graded at once in the sandbox; 0: one per CPU core of this machine."""
+    grading_executor: Literal["local", "ray"] = "local"
+    """Where agentless completions are graded. local: grading_workers threads in the trainer's process; ray: one
+    Ray task per completion on the cluster at ray_address, at most ray_max_in_flight at once (docs/ray.md). Agent
+    mode grades each rollout in its own episode, in the trainer's process: local only."""
+    ray_address: str | None = None
+    """With grading_executor: ray, the cluster (host:port); None: a local Ray of grading_workers CPUs."""
+    ray_max_in_flight: int = Field(default=64, ge=1)
+    """With grading_executor: ray, completions in Ray at once; the rest of a batch waits in the trainer, read as
+    slots free up, so a burst never queues whole in a raylet. About twice the cluster's CPUs keeps them busy."""
     report_to: list[str] = Field(default_factory=lambda: ["tensorboard"])
     """transformers loggers besides metrics.jsonl (tensorboard, wandb, ...; [] for none)."""
     use_vllm: bool = False

@@ -46,13 +46,20 @@ from repogym.config import RunConfig, config_to_dict
 from repogym.errors import ConfigError
 from repogym.files import write_json
 from repogym.rewards import VERIFIER_TERM
+from repogym.rollout.ray_grading import RayTasks
 from repogym.train.checkpoints import resume_point as newest_complete
 from repogym.train.metrics import METRICS_FILE, drop_rows_after, metrics_callback, read_metrics
 from repogym.train.model import check_model_folder
 from repogym.train.progress import use_rich_progress
-from repogym.train.rl_checks import check_env_options, check_numbers, load_checked_tokenizer
+from repogym.train.rl_checks import (
+    check_env_options,
+    check_grading_executor,
+    check_numbers,
+    load_checked_tokenizer,
+)
 from repogym.train.rl_groups import DropUniformGroups
 from repogym.train.rl_metrics import PhaseTimer, drop_abstained, step_clock
+from repogym.train.rl_ray import ray_agentless_scorer
 from repogym.train.rl_reward import SandboxReward, agent_scorer, agentless_scorer
 from repogym.train.rl_tasks import TaskEnvs, machine_workers, reward_for
 from repogym.train.rl_tools import tool_env_class
@@ -96,6 +103,7 @@ def train_rl(
 
     per_device = check_numbers(config, _num_processes())
     check_env_options(config)
+    check_grading_executor(config)
     model_dir = check_model_folder(config.base_model)
     tokenizer = load_checked_tokenizer(model_dir, config.env.mode)
     reward_for(config)  # an unknown reward component fails now, not after the sandbox is set up
@@ -106,8 +114,11 @@ def train_rl(
     notify(f"preparing the sandbox for the tasks of {config.env.task_set} ({workers} grading workers)")
     envs = TaskEnvs.open(config, workers)  # tasks that cannot be loaded or built fail in here
     pool = ThreadPoolExecutor(workers, thread_name_prefix="repogym-grade")
+    ray_tasks = ray_grading(config)
     try:
-        trainer = build_trainer(config, model_dir, tokenizer, envs, pool, per_device, verifier_scores)
+        trainer = build_trainer(
+            config, model_dir, tokenizer, envs, pool, per_device, verifier_scores, ray_tasks=ray_tasks
+        )
         if progress:
             use_rich_progress(trainer, "grpo")
         _write_run_file(out, config, envs)
@@ -118,6 +129,8 @@ def train_rl(
         step = trainer.state.global_step
     finally:
         pool.shutdown(wait=True)
+        if ray_tasks is not None:
+            ray_tasks.close()
         envs.close()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
@@ -133,9 +146,11 @@ def build_trainer(
     pool: ThreadPoolExecutor,
     per_device: int,
     verifier_scores: VerifierScores | None = None,
+    ray_tasks: RayTasks | None = None,
 ) -> Any:
     """TRL's trainer over the tasks' prompts, with one reward function per configured component (and one for
-    `reward.verifier`, scored by `verifier_scores`)."""
+    `reward.verifier`, scored by `verifier_scores`); agentless answers are graded on `pool`, or through
+    `ray_tasks` when given (`grpo.grading_executor: ray`)."""
     from datasets import Dataset
 
     agent = config.env.mode == "agent"
@@ -147,9 +162,8 @@ def build_trainer(
     else:
         env_class = None
         masked = config.grpo.format_errors == "mask"
-        reward = SandboxReward(
-            envs.reward, agentless_scorer(envs, pool), mask_format_errors=masked, verifier=verifier
-        )
+        scorer = agentless_scorer(envs, pool) if ray_tasks is None else ray_agentless_scorer(envs, ray_tasks)
+        reward = SandboxReward(envs.reward, scorer, mask_format_errors=masked, verifier=verifier)
         if masked:
             logging.getLogger("trl.trainer.grpo_trainer").addFilter(_EXPECTED_ABSTENTIONS)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is marked experimental
@@ -163,6 +177,14 @@ def build_trainer(
         metrics_dir=config.output_dir,
         zero_variance_groups=config.grpo.zero_variance_groups,
     )
+
+
+def ray_grading(config: RunConfig) -> RayTasks | None:
+    """`grpo.grading_executor: ray`: the Ray tasks agentless answers are graded through (train/rl_ray.py)."""
+    grpo = config.grpo
+    if grpo.grading_executor != "ray":
+        return None
+    return RayTasks(grpo.ray_address, grpo.ray_max_in_flight, grpo.grading_workers or machine_workers())
 
 
 def grpo_args(config: RunConfig, per_device: int, reward_weights: list[float]) -> Any:

@@ -13,6 +13,7 @@ from typing import Any
 from repogym.config import RunConfig, validate_config
 from repogym.env.options import EnvOptions
 from repogym.errors import ConfigError
+from repogym.rollout.ray_session import require_ray
 from repogym.train.tiny import load_tokenizer
 
 _WEIGHTS = (
@@ -58,6 +59,21 @@ def check_env_options(config: RunConfig) -> None:
         if key in config.env.options:
             raise ConfigError(f"env.options.{key}: set env.{key} instead")
     validate_config({"mode": config.env.mode, **config.env.options}, EnvOptions, source="env.options")
+
+
+def check_grading_executor(config: RunConfig) -> None:
+    """`grpo.grading_executor: ray` grades agentless answers only, and needs Ray; `grpo.ray_address` needs it."""
+    grpo = config.grpo
+    if grpo.grading_executor == "local":
+        if grpo.ray_address:
+            raise ConfigError("grpo.ray_address: only used with grpo.grading_executor=ray")
+        return
+    if config.env.mode != "agentless":
+        raise ConfigError(
+            "grpo.grading_executor: ray grades agentless answers; an agent-mode rollout is graded in its own "
+            "episode in the trainer's process, so set grpo.grading_executor=local or env.mode=agentless"
+        )
+    require_ray("grpo.grading_executor=ray")
 
 
 def load_checked_tokenizer(folder: Path, mode: str, key: str = "base_model") -> Any:
