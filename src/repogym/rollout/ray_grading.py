@@ -138,11 +138,11 @@ class RayTasks:
                         break
                     pending[remote.remote(settings_ref, *item)] = (submitted, item[0])
                     submitted += 1
-                    self._note(submitted=1, in_flight=len(pending), held=len(finished))
+                    self._note(pending, finished, yielded, submitted=1)
                 if yielded in finished:
                     result = finished.pop(yielded)
                     yielded += 1
-                    self._note(returned=1, in_flight=len(pending), held=len(finished))
+                    self._note(pending, finished, yielded, returned=1)
                     yield result
                     continue
                 if not pending:
@@ -151,7 +151,7 @@ class RayTasks:
                 for ref in ready:
                     index, task = pending.pop(ref)
                     finished[index] = self._collect(ref, task, on_failure)
-                self._note(in_flight=len(pending), held=len(finished) - (yielded in finished))
+                self._note(pending, finished, yielded)
         finally:  # the consumer stopped early (or Ctrl-C): what is still in Ray is not wanted any more
             for ref in pending:
                 ray.cancel(ref)
@@ -166,13 +166,21 @@ class RayTasks:
             self.counts.ray_failures += 1
             return on_failure(task, crash_result(task, exc))
 
-    def _note(self, *, submitted: int = 0, returned: int = 0, in_flight: int, held: int) -> None:
+    def _note(
+        self,
+        pending: dict[Any, Any],
+        finished: dict[int, Any],
+        yielded: int,
+        submitted: int = 0,
+        returned: int = 0,
+    ) -> None:
+        """Update the counts; `held` leaves out the result that is next to be yielded (it waits for nothing)."""
         counts = self.counts
         counts.submitted += submitted
         counts.returned += returned
-        counts.in_flight, counts.held = in_flight, held
-        counts.peak_in_flight = max(counts.peak_in_flight, in_flight)
-        counts.peak_held = max(counts.peak_held, held)
+        counts.in_flight, counts.held = len(pending), len(finished) - (yielded in finished)
+        counts.peak_in_flight = max(counts.peak_in_flight, counts.in_flight)
+        counts.peak_held = max(counts.peak_held, counts.held)
 
     def close(self) -> None:
         """Shut Ray down if this object started or connected it."""
