@@ -9,10 +9,8 @@ path) and reports what verl saw, compared here with repogym's own grades of the 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet
@@ -23,27 +21,13 @@ from repogym.integrations.verl import compute_score
 from repogym.integrations.verl_agent import NO_EPISODE
 from repogym.integrations.verl_export import AGENT_LOOP_CLASS, AGENT_LOOP_NAME
 
-ROOT = Path(__file__).resolve().parents[2]
-SRC = ROOT / "src"
+from .bridge_venv import ROOT, bridge_python, run_checks
+
 EXAMPLES = ("grpo_agentless.sh", "grpo_agent.sh")
 CHECKS = Path(__file__).resolve().parent / "verl_checks.py"
 VENV = Path(os.environ.get("REPOGYM_VERL_VENV", ROOT / ".venv-verl"))
 SOURCE = "src/calc/__init__.py"
 FIX = {"path": SOURCE, "old": "return a - b", "new": "return a + b"}
-
-
-def verl_python() -> Path:
-    """The venv's Python, or a skip that says what is missing and how to make it."""
-    python = VENV / "bin" / "python"
-    how = "bash scripts/setup_bridges.sh"
-    if not python.exists():
-        pytest.skip(f"no verl virtual environment at {VENV} (set REPOGYM_VERL_VENV, or make it: {how})")
-    found = subprocess.run(
-        [python, "-c", "import verl; print(verl.__version__)"], capture_output=True, text=True
-    )
-    if found.returncode != 0:
-        pytest.skip(f"verl does not import in {VENV}: {found.stderr.strip().splitlines()[-1:]} ({how})")
-    return python
 
 
 def example_overrides(script: str, stubs: Path) -> list[str]:
@@ -73,7 +57,7 @@ def example_overrides(script: str, stubs: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def seen(agentless_export, agent_export, gold_answer, tmp_path_factory) -> dict:
     """What verl's classes saw, from one run of verl_checks.py in the verl venv (about 15 s)."""
-    python = verl_python()
+    python = bridge_python(VENV, "verl", "REPOGYM_VERL_VENV")
     work = tmp_path_factory.mktemp("verl-checks")
     inputs = {
         "agentless_parquet": str(agentless_export.parquet),
@@ -86,15 +70,7 @@ def seen(agentless_export, agent_export, gold_answer, tmp_path_factory) -> dict:
         "fix": FIX,
         "example_overrides": {script: example_overrides(script, work / "stubs") for script in EXAMPLES},
     }
-    (work / "inputs.json").write_text(json.dumps(inputs))
-    environment = {**os.environ, "PYTHONPATH": str(SRC)}  # this checkout's repogym, whatever the venv has
-    run = subprocess.run(
-        [python, CHECKS, work / "inputs.json", work / "seen.json"],
-        capture_output=True, text=True, env=environment, timeout=600,
-    )  # fmt: skip
-    assert run.returncode == 0, f"verl_checks.py failed under {python}:\n{run.stderr[-4000:]}"
-    print(f"verl checks ran under {python}", file=sys.stderr)
-    return json.loads((work / "seen.json").read_text())
+    return run_checks(python, CHECKS, inputs, work)
 
 
 def test_verls_dataset_class_reads_the_exported_rows_as_written(seen, agentless_export, agent_export):

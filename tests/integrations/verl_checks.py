@@ -24,21 +24,6 @@ import sys
 from typing import Any
 
 
-def tiny_tokenizer(corpus: list[str]) -> Any:
-    """A byte-level BPE tokenizer trained here (decode(encode(text)) == text) with a plain chat template."""
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import PreTrainedTokenizerFast
-
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(corpus, vocab_size=400, special_tokens=["<pad>", "<eos>"], show_progress=False)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, pad_token="<pad>", eos_token="<eos>")
-    tokenizer.chat_template = (
-        "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}\n{% endfor %}"
-        "{% if add_generation_prompt %}<assistant>{% endif %}"
-    )
-    return tokenizer
-
-
 def load_dataset(parquet: str, tokenizer: Any, cache: str, tool_config: str | None = None) -> Any:
     from omegaconf import OmegaConf
     from verl.utils.dataset.rl_dataset import RLHFDataset
@@ -132,6 +117,7 @@ def composed(overrides: list[str]) -> dict[str, Any]:
 
 def main(inputs: dict[str, Any]) -> dict[str, Any]:
     import hydra.utils
+    from bridge_tokenizer import tiny_tokenizer  # beside this script, which runs with its folder on sys.path
     from verl.experimental.agent_loop.tool_agent_loop import ToolAgentLoop
     from verl.tools.base_tool import BaseTool
     from verl.tools.tool_registry import initialize_tools_from_config

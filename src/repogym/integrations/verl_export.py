@@ -32,8 +32,9 @@ from repogym.dataset import TaskSet, load_tasks
 from repogym.env.base import build_reward
 from repogym.env.tools import tool_names
 from repogym.errors import ConfigError
+from repogym.integrations.rows import GroundTruth, Mode
 from repogym.integrations.task_envs import UNBOUNDED_AGENT_EPISODE
-from repogym.integrations.verl import DATA_SOURCE, GroundTruth, Mode
+from repogym.integrations.verl import DATA_SOURCE
 from repogym.task import Task
 from repogym.train.rl_tasks import TaskEnvs
 
@@ -74,9 +75,23 @@ def export_verl(
 ) -> VerlExport:
     """Write `out/<tasks file's stem>.parquet` (and agent mode's configs); ConfigError for unusable tasks."""
     parquet = out / f"{tasks_file.stem}.parquet"
-    if parquet.resolve() == tasks_file.resolve():
+    rows = verl_rows(exportable_tasks(tasks_file, parquet), mode, sandbox, workers)
+    out.mkdir(parents=True, exist_ok=True)
+    write_parquet(rows, parquet)
+    if mode is Mode.AGENTLESS:
+        return VerlExport(parquet, len(rows), mode)
+    tool_config, loop_config = out / TOOL_CONFIG, out / AGENT_LOOP_CONFIG
+    tool_config.write_text(yaml.safe_dump(tool_config_data(), sort_keys=False), encoding="utf-8")
+    loop_config.write_text(yaml.safe_dump(agent_loop_config_data(), sort_keys=False), encoding="utf-8")
+    return VerlExport(parquet, len(rows), mode, tool_config, loop_config)
+
+
+def exportable_tasks(tasks_file: Path, written: Path) -> TaskSet:
+    """The tasks of a file an export writes `written` from; ConfigError when the export would overwrite the
+    file, it holds no task, or a task has no FAIL_TO_PASS tests (no answer to it could be graded)."""
+    if written.resolve() == tasks_file.resolve():
         raise ConfigError(
-            f"--out {out}: the export would overwrite the task file {tasks_file}; pick another folder"
+            f"--out {written.parent}: the export would overwrite the task file {tasks_file}; pick another folder"
         )
     tasks = load_tasks(tasks_file)
     if not len(tasks):
@@ -87,15 +102,7 @@ def export_verl(
             f"{tasks_file}: {len(unprovable)} of {len(tasks)} task(s) have no FAIL_TO_PASS tests, so no "
             f"answer can be graded ({', '.join(unprovable[:5])}); validate them first (repogym validate)"
         )
-    rows = verl_rows(tasks, mode, sandbox, workers)
-    out.mkdir(parents=True, exist_ok=True)
-    write_parquet(rows, parquet)
-    if mode is Mode.AGENTLESS:
-        return VerlExport(parquet, len(rows), mode)
-    tool_config, loop_config = out / TOOL_CONFIG, out / AGENT_LOOP_CONFIG
-    tool_config.write_text(yaml.safe_dump(tool_config_data(), sort_keys=False), encoding="utf-8")
-    loop_config.write_text(yaml.safe_dump(agent_loop_config_data(), sort_keys=False), encoding="utf-8")
-    return VerlExport(parquet, len(rows), mode, tool_config, loop_config)
+    return tasks
 
 
 def verl_rows(tasks: TaskSet, mode: Mode, sandbox: str, workers: int) -> list[dict[str, Any]]:
