@@ -88,7 +88,7 @@ GROUPS: dict[str, Group] = {
         "Example: repogym env check ../flask --commit 2.0.0 --json"
     ),
     "export": Group(
-        "Export tasks to other RL trainers, graded by repogym's sandbox (verl).\n\n"
+        "Export tasks to other RL trainers, graded by repogym's sandbox (verl, OpenRLHF).\n\n"
         "Example: repogym export verl tasks.jsonl --out verl-data --mode agentless"
     ),
     "cache": Group(
@@ -134,6 +134,7 @@ COMMANDS: dict[str, str] = {
     "eval_compare_cmd": "eval compare",
     "env_check_cmd": "env check",
     "export_verl_cmd": "export verl",
+    "export_openrlhf_cmd": "export openrlhf",
     "cache_du_cmd": "cache du",
     "cache_prune_cmd": "cache prune",
     "verify_cmd": "verify",
