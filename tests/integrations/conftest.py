@@ -1,4 +1,4 @@
-"""Fixtures of the bridges' tests: the toy task in a task file, exported for verl once per run."""
+"""Fixtures of the bridges' tests: the toy task in a task file, exported for verl and OpenRLHF once per run."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 
 from repogym.dataset import save_tasks
 from repogym.env.base import read_originals
-from repogym.integrations.verl import Mode
+from repogym.integrations.openrlhf_export import OpenRLHFExport, export_openrlhf
+from repogym.integrations.rows import Mode
 from repogym.integrations.verl_export import VerlExport, export_verl
 from repogym.patches import changed_paths
 from repogym.search_replace import answer_from_patch
@@ -34,6 +35,18 @@ def agentless_export(toy_tasks_file: Path, tmp_path_factory: pytest.TempPathFact
 @pytest.fixture(scope="session")
 def agent_export(toy_tasks_file: Path, tmp_path_factory: pytest.TempPathFactory) -> VerlExport:
     return export_verl(toy_tasks_file, tmp_path_factory.mktemp("verl-agent"), Mode.AGENT)
+
+
+@pytest.fixture(scope="session")
+def openrlhf_agentless_export(
+    toy_tasks_file: Path, tmp_path_factory: pytest.TempPathFactory
+) -> OpenRLHFExport:
+    return export_openrlhf(toy_tasks_file, tmp_path_factory.mktemp("openrlhf-agentless"), Mode.AGENTLESS)
+
+
+@pytest.fixture(scope="session")
+def openrlhf_agent_export(toy_tasks_file: Path, tmp_path_factory: pytest.TempPathFactory) -> OpenRLHFExport:
+    return export_openrlhf(toy_tasks_file, tmp_path_factory.mktemp("openrlhf-agent"), Mode.AGENT)
 
 
 @pytest.fixture(scope="session")
