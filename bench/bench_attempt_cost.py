@@ -23,9 +23,12 @@ cache; with --lite, SWE-bench Lite instances as `repogym tasks import --specs sw
 the cache REPOGYM_CACHE names (build their environments first: `repogym tasks check`). For the simulator's
 validation: scripted gold rollouts of the sample tasks (bench_rollout's) at -j 1 and -j 2, wall and CPU.
 
+The driver (`--parts driver`): what the one driver of a run pays per attempt, through the local and Ray executors'
+own loops with attempts that return a trajectory row at once and a real store (see `driver_costs`).
+
     REPOGYM_CACHE=CACHE .venv/bin/python bench/bench_attempt_cost.py --json OUT.json [--reps 3] \\
         [--lite LITE --repos-dir REPOS --env-file bench/swebench_offline.toml --only pallets__flask-4992] \\
-        [--env-cache CACHE]
+        [--env-cache CACHE] [--parts costs,driver]
 """
 
 from __future__ import annotations
