@@ -231,3 +231,32 @@ def test_config_check_names_a_verifier_that_reads_trajectories(tmp_path, tiny_mo
     (folder / MANIFEST_FILE).write_text(json.dumps({"prompt": {"include_trajectory": True}}))
     output = one_line_error(check_config(tmp_path, str(folder)))
     assert f"reward.verifier.path: {folder} was trained on attempts' turns as well as their diffs" in output
+
+
+def test_a_ray_failure_on_an_untested_task_abstains_on_the_verifier_term_too(toy_task):
+    """A completion whose Ray task failed abstains on every term (train/rl_ray.py): an infrastructure failure says
+    nothing of the answer. The verifier term must not score it 0.0 behind that, which would give the failure a
+    place in its group (a negative advantage beside approved diffs) that no other term gave it."""
+    from repogym.dataset import TaskSet
+    from repogym.grading.batch import crash_result
+    from repogym.rewards import compose
+    from repogym.train.rl_ray import _abstained
+    from repogym.train.rl_reward import SandboxReward
+    from repogym.train.rl_verifier import VerifierTerm
+
+    untested = dataclasses.replace(
+        toy_task, instance_id=UNTESTED, FAIL_TO_PASS=[], PASS_TO_PASS=[], test_patch=""
+    )
+    ray_failure = _abstained(untested, crash_result(untested, ConnectionError("the node died")))
+    asked: list[list[str]] = []
+
+    def approve(pairs: Sequence[tuple[Task, str]]) -> list[float]:
+        asked.append([diff for _, diff in pairs])
+        return [0.9] * len(pairs)
+
+    term = VerifierTerm(1.0, approve, TaskSet([toy_task, untested]))
+    reward = SandboxReward(compose({}), lambda completions, kwargs: [ray_failure], verifier=term)
+    kwargs = {"instance_id": [UNTESTED]}
+    values = [fn(prompts=None, completions=["answer"], **kwargs) for fn in reward.functions()]
+    assert values == [[None]] * len(values)  # TRL reads NaN on every term: no advantage
+    assert asked == []

@@ -7,7 +7,8 @@ the verifier's approval what it lost on the tests, and the verifier's blind spot
 A task without such tests is graded as the env grades it (INFRA_ERROR, "nothing can prove a fix": tests_pass 0,
 compile_pass abstains; diff-shape and format terms as usual) and the verifier term carries its signal:
 `weight * p(YES)`; a completion with no diff or an unparsable answer gets 0.0 without asking (nothing to approve,
-and nothing defaults to success).
+and nothing defaults to success). A completion whose reward was never composed (its Ray task failed:
+train/rl_ray.py) abstains on every term, and so on this one: a 0.0 would rank an infrastructure failure in its group.
 
 Every test-free completion of a batch is scored in one call of the scorer (one forward pass unless
 `reward.verifier.batch_size` cuts it), after the batch is graded. The scorer is handed in: `train` sits below
@@ -45,16 +46,19 @@ class VerifierTerm:
     def add_to(self, scored: Sequence[Scored], instance_ids: Sequence[str]) -> list[Scored]:
         """Each completion's Scored with the verifier term in its breakdown (raw p(YES), None for a tested task)."""
         tasks = [self.tasks.get(instance_id) for instance_id in instance_ids]
+        judged = [
+            not has_proven_tests(task) and _was_scored(done) for task, done in zip(tasks, scored, strict=True)
+        ]
         asked = [
             at
-            for at, (task, done) in enumerate(zip(tasks, scored, strict=True))
-            if not has_proven_tests(task) and not done.format_error and done.patch.strip()
+            for at, done in enumerate(scored)
+            if judged[at] and not done.format_error and done.patch.strip()
         ]
         values = self.score([(tasks[at], scored[at].patch) for at in asked]) if asked else []
         if len(values) != len(asked):
             raise RewardError(f"the verifier scored {len(values)} of {len(asked)} diffs")
         by_index = dict(zip(asked, map(self._checked, values), strict=True))
-        raws = [None if has_proven_tests(task) else by_index.get(at, 0.0) for at, task in enumerate(tasks)]
+        raws = [by_index.get(at, 0.0) if judged[at] else None for at in range(len(tasks))]
         return [dataclasses.replace(done, breakdown=self._with_term(done.breakdown, raw)) for done, raw in
                 zip(scored, raws, strict=True)]  # fmt: skip
 
@@ -70,6 +74,12 @@ class VerifierTerm:
         if not isinstance(value, int | float) or not math.isfinite(value) or not 0.0 <= value <= 1.0:
             raise RewardError(f"the verifier returned {value!r}; a p(YES) is a number in [0, 1]")
         return float(value)
+
+
+def _was_scored(done: Scored) -> bool:
+    """Whether the reward was composed for the completion: every composed breakdown names each component, even one
+    that abstained; a failed Ray task's Scored (or one the env did not score) has no term at all."""
+    return bool(done.breakdown.raw)
 
 
 def check_verifier_given(settings: VerifierRewardConfig | None, score: VerifierScores | None) -> None:
