@@ -185,6 +185,25 @@ def test_a_recipe_without_an_install_command_runs_none(world, tmp_path: Path) ->
     assert env.python == "3.6"  # the harness raises what conda cannot build to 3.6
 
 
+def test_a_step_left_out_keeps_the_shell_operators_of_the_rest(world, tmp_path: Path) -> None:
+    """`sudo x || echo skipped` tolerates x's failure in the harness; dropping sudo (or an apt-get line the
+    machine has) must not turn the `||` into `&&`, which would fail the build where the harness went on."""
+    _, plain, _ = world
+    config = recipe(
+        pre_install=["apt-get update && sudo pip install tabulate || echo 'tabulate is optional'"],
+        install="pip install -e . && apt-get install -y bash",
+    )
+    out = tmp_path / "tasks.jsonl"
+    result = invoke(
+        "tasks", "import", str(write(tmp_path, [instance(plain, "toy__calc-12", config)])), "--out", str(out)
+    )
+    assert result.exit_code == 0, result.output
+    assert load_tasks(out).get("toy__calc-12").env.install == (
+        "pip install tabulate || echo 'tabulate is optional'",
+        "pip install -e . && :",
+    )
+
+
 def test_a_parquet_file_as_the_dataset_ships_it_imports_and_exports_back(world, tmp_path: Path) -> None:
     """A timestamp created_at and the recipe as a struct column, as in SWE-rebench's parquet files; the
     fields repogym does not know (install_config, meta, license_name) round-trip to SWE-bench's form."""

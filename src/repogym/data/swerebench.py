@@ -360,16 +360,27 @@ def _shell_step(key: str, command: str, left_out: list[str]) -> str:
     machine has what it installs is noted in `left_out`. Raises `_Refused` for what needs root.
 
     A line is split into its simple commands (at `&&`, `||`, `;` and newlines outside quotes); a line none of
-    whose commands is left out or changed runs as written, else its remaining commands joined with `&&`.
+    whose commands is left out or changed runs as written. Else each command keeps the operator after it, so
+    `x || echo skipped` still tolerates x's failure: a command left out stays as `:` (the shell's command that
+    does nothing and succeeds), and goes with the `&&` or `;` after it where it begins a list (`: && x` is x).
+
+    >>> _shell_step("install", "apt-get update && sudo pip install -e . || echo skipped", [])
+    'pip install -e . || echo skipped'
     """
+    segments = _segments(command)
+    steps = [_simple_step(key, segment, left_out) for segment, _ in segments]
+    if all(step == segment.strip() for step, (segment, _) in zip(steps, segments, strict=True)):
+        return command.strip()
+    if not any(steps):
+        return ""
     kept: list[str] = []
-    changed = False
-    for segment in _segments(command):
-        step = _simple_step(key, segment, left_out)
-        changed |= step != segment.strip()
-        if step:
-            kept.append(step)
-    return command.strip() if not changed else " && ".join(kept)
+    before = ""  # the operator before the command, in the line as rebuilt
+    for step, (_, operator) in zip(steps, segments, strict=True):
+        if not step and before in ("", ";") and operator in ("&&", ";"):
+            continue
+        kept.append(f"{step or ':'} {operator}" if operator else step or ":")
+        before = operator
+    return " ".join(kept)
 
 
 def _simple_step(key: str, segment: str, left_out: list[str]) -> str:
@@ -426,13 +437,16 @@ def _apt_step(key: str, text: str, arguments: list[str], left_out: list[str]) ->
     left_out.append(f"{key} `{text}`: this machine has {', '.join(names)}")
 
 
-def _segments(command: str) -> list[str]:
-    """The simple commands of a shell line: split at `&&`, `||`, `;` and newlines outside quotes.
+def _segments(command: str) -> list[tuple[str, str]]:
+    """The simple commands of a shell line, each with the operator after it (`&&`, `||` or `;`, a newline
+    read as `;`; '' after the last): split outside quotes.
 
-    >>> _segments("apt-get update && apt-get install -y gcc; echo 'a && b'")
-    ['apt-get update ', ' apt-get install -y gcc', " echo 'a && b'"]
+    >>> _segments("apt-get update && apt-get install -y gcc || true; echo 'a && b'")
+    [('apt-get update ', '&&'), (' apt-get install -y gcc ', '||'), (' true', ';'), (" echo 'a && b'", '')]
     """
-    segments, current, quote, index = [], [], "", 0
+    segments: list[tuple[str, str]] = []
+    current: list[str] = []
+    quote, index = "", 0
     while index < len(command):
         char = command[index]
         if quote:
@@ -440,14 +454,18 @@ def _segments(command: str) -> list[str]:
         elif char in "'\"":
             quote = char
         elif command.startswith(("&&", "||"), index) or char in ";\n":
-            segments.append("".join(current))
+            operator = ";" if char in ";\n" else command[index : index + 2]
+            segments.append(("".join(current), operator))
             current = []
-            index += 1 if char in ";\n" else 2
+            index += len(operator) if char not in ";\n" else 1
             continue
         current.append(char)
         index += 1
-    segments.append("".join(current))
-    return [segment for segment in segments if segment.strip()]
+    segments.append(("".join(current), ""))
+    kept = [(segment, operator) for segment, operator in segments if segment.strip()]
+    if kept:  # a line that ends in an operator (`x;`) has nothing after its last command
+        kept[-1] = (kept[-1][0], "")
+    return kept
 
 
 @functools.cache
