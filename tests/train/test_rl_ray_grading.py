@@ -16,7 +16,7 @@ from repogym.testing import BUGGY_SOURCE, toy_patch
 from repogym.train.rl_checks import check_grading_executor
 from repogym.train.rl_ray import ray_agentless_scorer
 from repogym.train.rl_reward import SandboxReward, agentless_scorer
-from repogym.train.rl_tasks import TaskEnvs
+from repogym.train.rl_tasks import TaskEnvs, reward_for
 
 pytestmark = pytest.mark.slow
 
@@ -71,3 +71,22 @@ def test_ray_grading_scores_a_batch_as_the_local_pool_does(toy_task, toy_tasks_f
 def test_the_ray_switch_is_refused_where_it_cannot_apply(settings, needle):
     with pytest.raises(ConfigError, match=needle):
         check_grading_executor(validate_config(settings))
+
+
+def test_a_worker_that_cannot_set_up_the_task_raises_as_the_local_pool_does(
+    toy_task, toy_tasks_file, tmp_path
+):
+    """An exception of the scoring itself (here: the task's repository is gone on the worker) is not a dead worker
+    or node: locally it stops the run, naming the repository. Through Ray it must too, not abstain on every term of
+    every completion, which trains on nothing and says so nowhere."""
+    pytest.importorskip("ray")
+    from repogym.errors import RepoSourceError
+    from repogym.train.rl_ray import AgentlessScoring, _abstained, score_on_ray_worker
+
+    config = validate_config({"env": {"task_set": str(toy_tasks_file), "mode": "agentless"}})
+    gone = toy_task.replace(instance_id="toy__calc-gone", repo_source=str(tmp_path / "no-such-repo"))
+    scoring = AgentlessScoring(reward_for(config), {}, "bwrap")
+    ray_tasks = RayTasks(max_in_flight=1, local_cpus=1)
+    with ray_tasks, pytest.raises(RepoSourceError, match="no-such-repo"):
+        list(ray_tasks.map(score_on_ray_worker, scoring, [(gone, "<solution></solution>")], _abstained))
+    assert ray_tasks.counts.ray_failures == 0

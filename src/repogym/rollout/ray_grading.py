@@ -18,7 +18,9 @@ Back-pressure, and what it bounds:
 
 Nothing is lost, and it is counted (`RayGrader.counts`): every request read yields exactly one result, in its
 place. A Ray task that fails (its worker or node died) yields an INFRA_ERROR grade naming the Ray error, as a
-grade that raises does (`crash_result`); neither is ever dropped nor retried behind the caller's back.
+grade that raises does (`crash_result`); neither is ever dropped nor retried behind the caller's back. An
+exception the task's body itself raised is not a failure of Ray: `map` raises it, as the body would have raised
+in this process (RayGrader's body, `guarded_grade`, makes a grade's own failure its INFRA_ERROR grade).
 
 The machinery is `RayTasks.map`, for any sandbox work of that shape: GRPO's agentless reward (train/rl_ray.py)
 sends (task, answer) items through it to be scored on the workers as the env scores them.
@@ -116,8 +118,9 @@ class RayTasks:
         on_failure: Callable[[Task, GradeResult], Result],
     ) -> Iterator[Result]:
         """`body(settings, task, item)` on a Ray worker for each (task, item), yielded in item order. `body` must
-        be a module-level function (workers import it). A Ray task that fails yields `on_failure(task, grade)`,
-        `grade` being the INFRA_ERROR grade that names the Ray error."""
+        be a module-level function (workers import it). A Ray task whose worker or node died yields
+        `on_failure(task, grade)`, `grade` being the INFRA_ERROR grade that names the Ray error; an exception
+        `body` raised is raised here (what is still in flight is cancelled)."""
         import ray
 
         self._started_ray = connect(self.address, self.local_cpus) or self._started_ray
@@ -162,7 +165,11 @@ class RayTasks:
 
         try:
             return ray.get(ref)  # type: ignore[no-any-return]
-        except Exception as exc:  # its worker or node died: an infrastructure error, this item's result
+        except ray.exceptions.RayTaskError:  # the body raised (Ray re-raises its exception): as it would here
+            raise
+        except (
+            ray.exceptions.RayError
+        ) as exc:  # its worker or node died: an infrastructure error, this item's result
             self.counts.ray_failures += 1
             return on_failure(task, crash_result(task, exc))
 
