@@ -25,6 +25,7 @@ import collections
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -165,6 +166,11 @@ def check(project: Project, label: str, sha: str, repos: Path, cache: Path, time
     return row
 
 
+def cause_words(row: dict) -> str:
+    """The cause's first line without the log's path (a path on the measuring machine, not for the docs)."""
+    return re.sub(r" ?\(log [^)]*\)", "", (row.get("cause") or "?").splitlines()[0])[:300]
+
+
 def read_rows(path: Path) -> list[dict]:
     return (
         [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
@@ -237,9 +243,18 @@ def tables(rows: list[dict], todo: list[tuple[Project, str, str]]) -> str:
     misses = [r for r in rows if not (r.get("built") and r.get("collected"))]
     if misses:
         lines += ["", "Every miss, with its cause:", ""]
-        lines += [f"- {r['project']} {r['label']} {r['sha'][:10]} ({r['date']}, Python {r.get('python') or '?'}): "
-                  f"{(r.get('cause') or '').splitlines()[0][:300] if r.get('cause') else '?'}" for r in misses]  # fmt: skip
+        lines += [
+            f"- {r['project']} {r['label']} {r['sha'][:10]} ({r['date']}, Python {r.get('python') or '?'}): "
+            + cause_words(r)
+            for r in misses
+        ]
     return "\n".join(lines)
+
+
+def project_list() -> str:
+    """The projects, chosen before measuring, with why each is here."""
+    rows = [[p.name, p.style, p.reason + (f"; needs {p.service}" if p.service else "")] for p in PROJECTS]
+    return markdown_table(["project", "packaging", "why it is here"], rows)
 
 
 def main() -> None:
@@ -277,7 +292,8 @@ def main() -> None:
             handle.write(json.dumps(row) + "\n")
         done.add((project.name, sha))
         print(cell(row), row.get("cause") or "", flush=True)
-    text = f"{machine_line()}\n\n{tables(read_rows(results), plan(list(PROJECTS), args.repos.resolve()))}\n"
+    measured = tables(read_rows(results), plan(list(PROJECTS), args.repos.resolve()))
+    text = f"{machine_line()}\n\n{measured}\n\nThe projects:\n\n{project_list()}\n"
     (args.work / "table.md").write_text(text)
     print(text)
 
