@@ -260,3 +260,15 @@ def test_a_ray_failure_on_an_untested_task_abstains_on_the_verifier_term_too(toy
     values = [fn(prompts=None, completions=["answer"], **kwargs) for fn in reward.functions()]
     assert values == [[None]] * len(values)  # TRL reads NaN on every term: no advantage
     assert asked == []
+
+
+def test_a_diff_too_long_for_the_verifier_to_read_whole_earns_no_approval(mixed_tasks, approving_verifier):
+    """The attack: a diff longer than the verifier's context. Its prompt keeps the diff's head and cuts its tail, so
+    whatever the tail does is never judged, and a policy could pad past the cut to earn approval for what the
+    verifier did not read (or learn the cut mark as a sign of a large, approved fix). The reward's scorer gives such
+    a diff 0.0, as it gives no diff, and approves only what it read whole (here: anything, p(YES) 1.0)."""
+    _, toy_task, untested = mixed_tasks
+    score = diff_scorer(approving_verifier, "reward.verifier.path")
+    padding = "".join(f"+# line {n} of a file the verifier never reads to its end\n" for n in range(3000))
+    padded = toy_task.patch + f"--- /dev/null\n+++ b/src/calc/padding.py\n@@ -0,0 +1,3000 @@\n{padding}"
+    assert score([(untested, toy_task.patch), (untested, padded)]) == [pytest.approx(1.0), 0.0]

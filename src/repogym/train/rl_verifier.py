@@ -7,7 +7,7 @@ the verifier's approval what it lost on the tests, and the verifier's blind spot
 A task without such tests is graded as the env grades it (INFRA_ERROR, "nothing can prove a fix": tests_pass 0,
 compile_pass abstains; diff-shape and format terms as usual) and the verifier term carries its signal:
 `weight * p(YES)`; a completion with no diff or an unparsable answer gets 0.0 without asking (nothing to approve,
-and nothing defaults to success). A completion whose reward was never composed (its Ray task failed:
+and nothing defaults to success), and so does a diff too long for the verifier to read whole (`diff_scorer`). A completion whose reward was never composed (its Ray task failed:
 train/rl_ray.py) abstains on every term, and so on this one: a 0.0 would rank an infrastructure failure in its group.
 
 Every test-free completion of a batch is scored in one call of the scorer (one forward pass unless

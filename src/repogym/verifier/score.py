@@ -95,13 +95,29 @@ def diff_scorer(
 ) -> Callable[[Sequence[tuple[Task, str]]], list[float]]:
     """The verifier in `path`, loaded once, as the function that scores (task, final diff) pairs: what GRPO's
     `reward.verifier` term calls with a batch's test-free completions. `batch_size` None scores each call's pairs
-    in one forward pass."""
+    in one forward pass.
+
+    A diff the verifier's prompt cannot hold whole (it keeps the head and cuts the tail) scores 0.0 unasked: as a
+    reward, approval is earned only for a diff the verifier read to its end; otherwise a policy could put past the
+    cut whatever it likes."""
     verifier = check_diff_verifier(load_verifier(path, key), key)
 
     def score(pairs: Sequence[tuple[Task, str]]) -> list[float]:
-        return score_attempts(verifier, pairs, batch_size or max(1, len(pairs)))
+        whole = [reads_whole(verifier, task, diff) for task, diff in pairs]
+        read = [pair for pair, fits in zip(pairs, whole, strict=True) if fits]
+        scores = iter(score_attempts(verifier, read, batch_size or max(1, len(read))) if read else [])
+        return [next(scores) if fits else 0.0 for fits in whole]
 
     return score
+
+
+def reads_whole(verifier: Verifier, task: Task, diff: str) -> bool:
+    """Whether the verifier's prompt for (task, diff) holds the whole diff (`prompt_messages` cuts the longest
+    section's tail to fit the verifier's max_length; a long issue is cut first, and does not count here)."""
+    attempt = Attempt(instance_id=task.instance_id, attempt=0, folder="", problem_statement=task.problem_statement,
+                      diff=diff, resolved=False)  # fmt: skip
+    user = prompt_messages(attempt, verifier.tokenizer, verifier.max_length)[-1]["content"]
+    return f"```diff\n{diff}\n```" in user
 
 
 def _manifest(folder: Path) -> dict[str, Any]:
