@@ -58,3 +58,21 @@ def test_verifier_may_be_named_by_its_own_option_and_only_with_by_verifier(world
     refused = cli("eval", *world.command(tmp_path / "refused"), "--verifier", str(tiny_model))
     assert refused.exit_code == 2 and f"--verifier {tiny_model}: only --by verifier reads" in refused.output
     assert not (tmp_path / "refused").exists()
+
+
+def test_a_verifier_that_reads_trajectories_is_refused_before_any_attempt(tmp_path, tiny_model):
+    """Routing judges the small policy's diff alone; a verifier trained with --include-trajectory cannot. It must be
+    refused when loaded, naming the option, not after both policies have run on every task."""
+    import json
+    import shutil
+
+    from repogym.verifier.train import MANIFEST_FILE
+
+    folder = tmp_path / "v"
+    shutil.copytree(tiny_model, folder)
+    (folder / MANIFEST_FILE).write_text(json.dumps({"prompt": {"include_trajectory": True}}))
+    result = cli("eval", "tasks.jsonl", "--route", "small=scripted:gold,large=scripted:gold",
+                 "--by", f"verifier:{folder}", "--out", str(tmp_path / "out"))  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert f"--by verifier:V: {folder} was trained on attempts' turns" in " ".join(result.output.split())
+    assert not (tmp_path / "out").exists()

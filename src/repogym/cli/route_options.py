@@ -21,7 +21,7 @@ from repogym.evaluate.routing import (
     parse_price,
     parse_route,
 )
-from repogym.verifier.score import load_verifier, score_attempts
+from repogym.verifier.score import check_diff_verifier, load_verifier, score_attempts
 
 DEFAULT_THRESHOLD = 0.5
 
@@ -98,5 +98,6 @@ def with_verifier(route: Route) -> Route:
     """The route with its verifier loaded, where it routes by one (a bad folder fails here, before any attempt)."""
     if not route.verifier:
         return route
-    verifier = load_verifier(route.verifier, key="--by verifier:V")
+    key = "--by verifier:V"
+    verifier = check_diff_verifier(load_verifier(route.verifier, key=key), key)  # it judges a diff alone
     return dataclasses.replace(route, verifier_scores=functools.partial(score_attempts, verifier))
