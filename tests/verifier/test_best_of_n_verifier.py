@@ -76,3 +76,20 @@ def test_a_folder_that_is_not_a_verifier_is_one_line_and_exit_2(tmp_path, toy_ta
     assert result.exit_code == 2
     assert f"error: --select verifier:V: {tmp_path / 'v'} is not a model folder" in result.output
     assert len(" ".join(result.output.split()).splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_a_verifier_that_reads_trajectories_is_refused_before_any_attempt(tmp_path, tiny_model):
+    """Best-of-n scores each attempt's diff alone; a verifier trained with --include-trajectory cannot, and must be
+    refused when loaded, naming the option, not after every attempt has run."""
+    import shutil
+
+    from repogym.verifier.train import MANIFEST_FILE
+
+    folder = tmp_path / "v"
+    shutil.copytree(tiny_model, folder)
+    (folder / MANIFEST_FILE).write_text(json.dumps({"prompt": {"include_trajectory": True}}))
+    result = cli("eval", "tasks.jsonl", "--policy", "scripted:gold", "-n", "2", "--select", f"verifier:{folder}",
+                 "--out", str(tmp_path / "out"))  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert f"--select verifier:V: {folder} was trained on attempts' turns" in " ".join(result.output.split())
+    assert not (tmp_path / "out").exists()

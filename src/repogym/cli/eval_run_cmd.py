@@ -22,7 +22,7 @@ from repogym.evaluate.bootstrap import BootstrapSettings
 from repogym.evaluate.route_run import check_routed, run_routed_eval
 from repogym.evaluate.run import EvalConfig, run_eval
 from repogym.evaluate.scores import score_names
-from repogym.verifier.score import load_verifier, score_attempts
+from repogym.verifier.score import check_diff_verifier, load_verifier, score_attempts
 
 
 def register(app: typer.Typer) -> None:
@@ -115,7 +115,8 @@ def _selection(spec: str, n: int) -> Selection | None:
     selection = Selection.parse(spec, n)
     if not selection.verifier:
         return selection
-    verifier = load_verifier(selection.verifier, key=f"--select {selection.kind}:V")
+    key = f"--select {selection.kind}:V"
+    verifier = check_diff_verifier(load_verifier(selection.verifier, key=key), key)  # it scores diffs alone
     return dataclasses.replace(selection, verifier_scores=functools.partial(score_attempts, verifier))
 
 
