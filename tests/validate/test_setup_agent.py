@@ -12,6 +12,7 @@ before and after the fix (`env_broken`). Two models answer over HTTP:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import threading
@@ -104,6 +105,23 @@ def rules_only(needs_settings, tmp_path_factory) -> Path:
     assert outcome.verdict is Verdict.ENV_BROKEN, f"{outcome.verdict}: {outcome.detail}"
     assert "CALC_SETTINGS" in outcome.detail
     return partial_path(out)
+
+
+@pytest.mark.slow
+def test_a_second_validation_of_the_same_candidate_leaves_the_first_ones_logs(needs_settings, tmp_path):
+    """Two validations of one instance id sharing a cache (two processes, or pytest's two workers here) once
+    wrote the same before-0.log / after-0.log; the environment-fault rule, reading its log back, then saw
+    the other run's passing tests and called an env_broken candidate tests_did_not_run."""
+    config = ValidateConfig(scrub=False)
+    first = validate_candidates([needs_settings], tmp_path / "a.jsonl", config).outcomes["needs-settings"]
+    assert first.verdict is Verdict.ENV_BROKEN, f"{first.verdict}: {first.detail}"
+    settled = needs_settings.replace(
+        env=dataclasses.replace(needs_settings.env, test_env={"CALC_SETTINGS": "t"})
+    )
+    second = validate_candidates([settled], tmp_path / "b.jsonl", config).outcomes["needs-settings"]
+    assert second.validated
+    first_log = Path(first.detail.rsplit("(log ", 1)[1].rstrip(")"))
+    assert "CALC_SETTINGS" in first_log.read_text()  # its own run's error, not the second run's passes
 
 
 def resume_from(rules_only: Path, out: Path) -> Path:

@@ -27,7 +27,6 @@ from repogym.files import append_jsonl, read_jsonl_records, write_json
 from repogym.interrupts import wait_interruptibly
 from repogym.privacy import ScrubConfig, ScrubResult, scrub_tasks
 from repogym.sandbox.base import Limits
-from repogym.sandbox.cache import cache_dir
 from repogym.task import Task
 from repogym.textmodel import TextModel
 from repogym.validate.funnel import ValidationFunnel, build_funnel
@@ -41,7 +40,7 @@ from repogym.validate.setup_agent import (
     wants_setup,
 )
 from repogym.validate.statement import StatementWriter, write_statements
-from repogym.validate.validate import validate_candidate
+from repogym.validate.validate import run_log_dir, validate_candidate
 
 
 class ValidateConfig(BaseModel):
@@ -209,13 +208,12 @@ def _run_all(
     bounds = SetupAgentConfig(config.setup_max_proposals, config.setup_max_prompt_chars)
 
     def one(task: Task) -> None:
-        log_dir = _log_dir(config, task)
+        log_dir = _log_dir(config, task) or run_log_dir(task)
         outcome = outcomes.get(task.instance_id) or validate_candidate(task, pool, config.runs, log_dir)
         if setup_agent is not None and outcome.verdict is not Verdict.INFRA_ERROR:
 
             def trial(changed: Task, number: int) -> CandidateOutcome:
-                base = log_dir or cache_dir("logs", "validate", task.instance_id.replace("/", "__"))
-                logs = base / f"setup-{number}"  # beside the rules' own logs, which the drop detail names
+                logs = log_dir / f"setup-{number}"  # beside the rules' own logs, which the drop detail names
                 return validate_candidate(changed, pool, config.runs, logs)
 
             outcome = try_setup_agent(task, outcome, pool, setup_agent, bounds, trial)

@@ -17,6 +17,7 @@ the first after-run starts from the same fresh state a grader's run does.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,7 +90,7 @@ def _validate(
         return drop(Verdict.ENV_BUILD_FAILED, f"failed on: {cause}\n{exc}" if cause else str(exc))
     task = runtime.task  # with the environment's recipe filled in: what a validated task records
     where.stage = Stage.APPLIED
-    logs = Path(log_dir) if log_dir else cache_dir("logs", "validate", task.instance_id.replace("/", "__"))
+    logs = Path(log_dir) if log_dir else run_log_dir(task)
     try:
         plan = synthetic_plan(task)
     except DatasetError as exc:
@@ -168,6 +169,15 @@ class _PhaseRuns:
 
     def statuses(self) -> list[dict[str, TestStatus]]:
         return [report.statuses() for report in self.reports]
+
+
+def run_log_dir(task: Task) -> Path:
+    """A new folder for one validation's test logs under the cache: two validations of one candidate at once
+    (two processes sharing a cache, a setup agent's trials beside the rules' own run) never overwrite each
+    other's logs, which the environment-fault rules read back (a shared `before-0.log` once turned an
+    env_broken candidate into tests_did_not_run)."""
+    stamp = f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{time.monotonic_ns() % 10**9}"
+    return cache_dir("logs", "validate", task.instance_id.replace("/", "__")) / stamp
 
 
 def _phase(
