@@ -21,8 +21,10 @@ __all__ = [
     "SetupCause",
     "build_failure_cause",
     "diagnose_build",
+    "empty_submodules",
     "env_build_cause",
     "first_env_error",
+    "missing_submodules",
     "needs_network",
     "python2_code",
     "read_log",
@@ -114,6 +116,42 @@ def build_failure_cause(log: str) -> str:
     return match.group(1).strip()[:400] if match else ""
 
 
+_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
+
+
+def empty_submodules(checkout: Path) -> list[str]:
+    """The submodule paths of the checkout's .gitmodules that hold no files there ([] when it has none).
+
+    A checkout gets a submodule's files only where the clone it came from checked it out (see
+    `repogym.sandbox.workspace`); a plain `git clone` leaves each one an empty folder.
+
+    >>> import tempfile
+    >>> top = Path(tempfile.mkdtemp())
+    >>> _ = (top / ".gitmodules").write_text('[submodule "data"]\\n\\tpath = tests/data\\n\\turl = https://x/y.git\\n')
+    >>> (top / "tests" / "data").mkdir(parents=True)
+    >>> empty_submodules(top)
+    ['tests/data']
+    """
+    try:
+        text = (checkout / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    paths = dict.fromkeys(match.group(1).strip("\"'") for match in _SUBMODULE_PATH.finditer(text))
+    return [path for path in paths if not (checkout / path).is_dir() or not any((checkout / path).iterdir())]
+
+
+def missing_submodules(log: str, checkout: Path | None) -> list[str]:
+    """The empty submodules of `checkout` that a test log names: what the suite failed on when it could not
+    collect ([] when none is named: an empty submodule the failure never touched is not its cause)."""
+    if checkout is None:
+        return []
+    return [
+        path
+        for path in empty_submodules(checkout)
+        if re.search(rf"(?<![\w.-]){re.escape(path.rstrip('/'))}(?![\w.-])", log)
+    ]
+
+
 _BUILD_LOG = re.compile(r"failed \((timed out|exit code -?\d+)\); log (\S+);")
 #: pythons.choose_python's and interpreters.pick_interpreter's words for a Python that is not installed.
 _NO_PYTHON = re.compile(r"needs (?:the )?Python [^\n]*none installed")
@@ -134,6 +172,9 @@ class SetupCause(enum.StrEnum):
     BUILD_TIMED_OUT = "build_timed_out"
     INSTALL_FAILED = "install_failed"
     """The installer failed for another reason; the detail quotes its error line."""
+    SUBMODULE_MISSING = "submodule_missing"
+    """The suite failed on a git submodule the checkout holds empty (the clone never checked it out, and only
+    the package index is reachable to fetch it); the detail names the submodule paths."""
     COLLECTION_ERROR = "collection_error"
     """Test files failed to import; the detail names them and the first error."""
     NO_TESTS = "no_tests"

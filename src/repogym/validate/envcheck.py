@@ -26,7 +26,14 @@ from repogym.sandbox.base import Limits
 from repogym.sandbox.cache import cache_dir
 from repogym.sandbox.syspackages import packages_of
 from repogym.task import Task
-from repogym.validate.diagnose import SetupCause, diagnose_build, first_env_error, python2_code, read_log
+from repogym.validate.diagnose import (
+    SetupCause,
+    diagnose_build,
+    first_env_error,
+    missing_submodules,
+    python2_code,
+    read_log,
+)
 from repogym.validate.overrides import apply_overrides
 from repogym.validate.pool import ValidationPool
 from repogym.validate.pythons import Python2OnlyError
@@ -143,7 +150,7 @@ def check_environment(
     log = cache_dir("logs", "env-check", name) / f"{sha[:12]}-{time.strftime('%Y%m%dT%H%M%S')}.log"
     with episode:
         report = run_directives(task, episode, directives, log)
-    cause, detail = suite_fault(report)
+    cause, detail = suite_fault(report, runtime.pristine)
     counts = _counts(report)
     return EnvCheck(
         **base,
@@ -168,20 +175,26 @@ def collection_errors(report: TestReport) -> list[str]:
     )
 
 
-def suite_fault(report: TestReport) -> tuple[SetupCause | None, str]:
+def suite_fault(report: TestReport, checkout: Path | None = None) -> tuple[SetupCause | None, str]:
     """Why a suite's run does not show a collected suite, (None, '') when it does.
 
-    Python 2 code and import errors are named from the log (pytest prints them where it failed to collect);
-    a run with no trusted report says why in its note."""
+    Python 2 code and import errors are named from the log (pytest prints them where it failed to collect),
+    an empty submodule of `checkout` before them when the log names it (tomlkit's test data); a run with
+    no trusted report says why in its note."""
     text = read_log(report.log_path)
     broken = collection_errors(report)
     if broken or not report.results:
         if old := python2_code(text):
             return SetupCause.PYTHON2_ONLY, f"{old} (log {report.log_path})"
         error = first_env_error(text)
+        where = ", ".join(broken[:5]) + (f" and {len(broken) - 5} more" if len(broken) > 5 else "")
+        words = ": ".join(part for part in (where, error) if part)
+        if empty := missing_submodules(text, checkout):
+            return SetupCause.SUBMODULE_MISSING, (
+                f"{', '.join(empty)} (a git submodule the clone did not check out: clone with "
+                f"--recurse-submodules; the suite failed on it: {words or 'see the log'}) (log {report.log_path})"
+            )
         if broken or error:
-            where = ", ".join(broken[:5]) + (f" and {len(broken) - 5} more" if len(broken) > 5 else "")
-            words = ": ".join(part for part in (where, error) if part)
             return SetupCause.COLLECTION_ERROR, f"{words} (log {report.log_path})"
     if not report.results:
         if report.exit_code == 5 or report.collected:

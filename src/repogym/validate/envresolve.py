@@ -33,9 +33,11 @@ from repogym.validate.pythons import PYTHON_RELEASES
 from repogym.validate.recipe import (
     RECIPE_FILES,
     Recipe,
+    addopts_plugins,
     choose_python,
     drop_dev_tools,
     exclude_newer_for,
+    extras_requirement_names,
     lock_pins,
     project_dependencies,
     requirements_for_tests,
@@ -111,6 +113,7 @@ def plan_recipe(
         steps.append(f"pins: {pinned} of the tests' and project's requirements pinned from {lock_source}")
     if test_source:
         steps.append(f"test dependencies: {len(tests)} from {test_source}")
+    packages += _addopts_plugins(files, packages, extras, pins, steps)
     cutoff = exclude_newer_for(commit_date)
     minor = ".".join(chosen.split(".")[:2])
     if chosen and PYTHON_RELEASES.get(minor, "") > cutoff and made_on:
@@ -139,6 +142,26 @@ def plan_recipe(
         warnings=tuple(warnings),
         extras=tuple(extras),
     )
+
+
+def _addopts_plugins(
+    files: Mapping[str, str],
+    packages: list[str],
+    extras: list[str],
+    pins: Mapping[str, str],
+    steps: list[str],
+) -> list[str]:
+    """The pytest plugins the configuration's addopts needs that nothing else installs (its lock's pin when
+    it has one). Installed rather than the option dropped, lint plugins too: the suite then runs as the
+    project runs it, with the same test ids and checks."""
+    named = {canonicalize_name(Requirement(text).name) for text in packages}
+    named |= extras_requirement_names(files, extras)
+    added = []
+    for plugin, option in addopts_plugins(files):
+        if plugin not in named:
+            added.append(pins.get(plugin, plugin))
+            steps.append(f"pytest plugin: {added[-1]} (addopts names {option}; the test dependencies do not)")
+    return added
 
 
 def _satisfies(requirement: Requirement, pin: str) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime
 import json
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -30,14 +31,21 @@ from packaging.utils import canonicalize_name
 from repogym.validate.metadata_files import read_config, read_toml
 from repogym.validate.pythons import Python2OnlyError, choose_python
 
-__all__ = ["Python2OnlyError", "Recipe", "choose_python", "lock_pins", "parse_requirements"]
+__all__ = [
+    "Python2OnlyError",
+    "Recipe",
+    "addopts_plugins",
+    "choose_python",
+    "lock_pins",
+    "parse_requirements",
+]
 
 #: Files a recipe reads (globs relative to the repository root).
 RECIPE_FILES = (
     "pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "uv.lock", "poetry.lock", "pdm.lock",
     "Pipfile.lock", "constraints.txt", "requirements*.txt", "requirements/*.txt", "requirements/*.in",
     "test-requirements.txt", "dev-requirements.txt", ".github/workflows/*.yml", ".github/workflows/*.yaml",
-    ".travis.yml",
+    ".travis.yml", "pytest.ini", ".pytest.ini",
 )  # fmt: skip
 _TEST_GROUPS = ("tests", "test", "testing")
 _TEST_REQUIREMENT_FILES = (
@@ -340,3 +348,98 @@ def project_dependencies(files: Mapping[str, str]) -> list[str]:
     return (
         _valid([d for d in deps if isinstance(d, str) and "://" not in d]) if isinstance(deps, list) else []
     )
+
+
+#: pytest options (the name before any `=`) that only a plugin defines, and the distribution that brings it.
+#: An `addopts` naming one without its plugin makes pytest stop with a usage error before collecting
+#: anything (parse's `--cov`). Options of pytest itself (`--doctest-*`, `-p`, `-r`) have no row.
+ADDOPTS_PLUGINS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"--(?:no-)?cov(?:-.*)?"), "pytest-cov"),
+    (re.compile(r"-n(?:\d+|auto|logical)?|--numprocesses|--maxprocesses|--dist"), "pytest-xdist"),
+    (re.compile(r"--timeout(?:-method|_method)?"), "pytest-timeout"),
+    (re.compile(r"--benchmark-.*"), "pytest-benchmark"),
+    (re.compile(r"--mypy(?:-.*)?"), "pytest-mypy"),
+    (re.compile(r"--flake8"), "pytest-flake8"),
+    (re.compile(r"--black"), "pytest-black"),
+    (re.compile(r"--reruns(?:-delay)?"), "pytest-rerunfailures"),
+    (re.compile(r"--html|--self-contained-html"), "pytest-html"),
+    (re.compile(r"--hypothesis-.*"), "hypothesis"),
+    (re.compile(r"--asyncio-mode"), "pytest-asyncio"),
+)
+
+
+def pytest_addopts(files: Mapping[str, str]) -> tuple[list[str], str]:
+    """The `addopts` of the pytest configuration pytest itself would read, split into arguments, and its file.
+
+    pytest takes the first of pytest.ini, .pytest.ini, pyproject.toml ([tool.pytest.ini_options] or
+    [tool.pytest]), tox.ini ([pytest]), setup.cfg ([tool:pytest]) that holds its section, so a later
+    file's addopts never counts.
+
+    >>> pytest_addopts({"setup.cfg": "[tool:pytest]\\naddopts = --cov=parse -q\\n"})
+    (['--cov=parse', '-q'], 'setup.cfg [tool:pytest]')
+    >>> pytest_addopts({"pyproject.toml": "[tool.pytest.ini_options]\\naddopts = ['-n', 'auto']\\n"})
+    (['-n', 'auto'], 'pyproject.toml [tool.pytest.ini_options]')
+    """
+    for path, section in (("pytest.ini", "pytest"), (".pytest.ini", "pytest")):
+        if path in files:
+            return _ini_addopts(files[path], section), f"{path} [{section}]"
+    tool = read_toml(files.get("pyproject.toml", "")).get("tool", {})
+    pytest_table = tool.get("pytest") if isinstance(tool.get("pytest"), dict) else {}
+    native = {key: value for key, value in pytest_table.items() if key != "ini_options"}  # pytest 9's
+    tables = (("tool.pytest.ini_options", pytest_table.get("ini_options")), ("tool.pytest", native))
+    for name, table in tables:
+        if isinstance(table, dict) and (table or name == "tool.pytest.ini_options"):
+            value = table.get("addopts", "")
+            words = value if isinstance(value, list) else _split(str(value))
+            return [str(word) for word in words], f"pyproject.toml [{name}]"
+    for path, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        if read_config(files.get(path, "")).has_section(section):
+            return _ini_addopts(files[path], section), f"{path} [{section}]"
+    return [], ""
+
+
+def _ini_addopts(text: str, section: str) -> list[str]:
+    config = read_config(text)
+    return _split(config.get(section, "addopts", raw=True, fallback=""))
+
+
+def _split(value: str) -> list[str]:
+    try:
+        return shlex.split(value, comments=True)
+    except ValueError:
+        return value.split()
+
+
+def addopts_plugins(files: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(plugin distribution, the addopts option that needs it) for each plugin the pytest configuration's
+    addopts names, in ADDOPTS_PLUGINS's order, once each.
+
+    >>> addopts_plugins({"pytest.ini": "[pytest]\\naddopts = --cov=pkg --cov-report term -n4 --doctest-modules\\n"})
+    [('pytest-cov', '--cov'), ('pytest-xdist', '-n4')]
+    """
+    options, _ = pytest_addopts(files)
+    found: dict[str, str] = {}
+    for option in options:
+        name = option.split("=", 1)[0]
+        for pattern, plugin in ADDOPTS_PLUGINS:
+            if pattern.fullmatch(name) and plugin not in found:
+                found[plugin] = name
+    return list(found.items())
+
+
+def extras_requirement_names(files: Mapping[str, str], extras: tuple[str, ...] | list[str]) -> set[str]:
+    """Canonical names the given extras require (pyproject, setup.cfg; setup.py's extras_require block read
+    as text): what the repository's own install brings besides the recipe's packages."""
+    texts: list[str] = []
+    optional = read_toml(files.get("pyproject.toml", "")).get("project", {}).get("optional-dependencies", {})
+    for extra in extras:
+        if isinstance(optional, dict) and isinstance(optional.get(extra), list):
+            texts += [item for item in optional[extra] if isinstance(item, str)]
+        config = read_config(files.get("setup.cfg", ""))
+        if config.has_option("options.extras_require", extra):
+            texts += config.get("options.extras_require", extra, raw=True).splitlines()
+    block = re.search(r"extras_require\s*=\s*\{(.*?)\}", files.get("setup.py", ""), re.S)
+    if extras and block:
+        texts += re.findall(r"['\"]([A-Za-z0-9][\w.\-]*)", block.group(1))
+    requirements = _valid([text.strip() for text in texts if text.strip()])
+    return {canonicalize_name(Requirement(text).name) for text in requirements}

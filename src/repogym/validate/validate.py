@@ -31,8 +31,10 @@ from repogym.sandbox.runtime import Episode
 from repogym.task import Task
 from repogym.validate.classify import Category, category, classify, test_files
 from repogym.validate.diagnose import (
+    SetupCause,
     env_build_cause,
     first_env_error,
+    missing_submodules,
     needs_network,
     python2_code,
     read_log,
@@ -129,7 +131,7 @@ def _validate(
         "env_recipe": task.metadata.get("env_recipe", {}),
         "timings": {name: round(seconds, 4) for name, seconds in timings.items()},
     }
-    broken = _environment_fault(before.reports[0], after.reports[0])
+    broken = _environment_fault(before.reports[0], after.reports[0], runtime.pristine)
     if not any(report.results for report in after.reports):
         if broken is not None:
             return drop(broken[0], broken[1], validation=validation)
@@ -222,11 +224,14 @@ def _run_files(task: Task, episode: Episode, files: list[str], log_base: Path) -
     return merged
 
 
-def _environment_fault(before: TestReport, after: TestReport) -> tuple[Verdict, str] | None:
+def _environment_fault(
+    before: TestReport, after: TestReport, checkout: Path | None = None
+) -> tuple[Verdict, str] | None:
     """The environment's fault when the tests cannot tell the fix from its absence, or None.
 
     Python 2 code or a network attempt after the fix name themselves; an import or collection error
-    is the environment's when the same tests fail before and after the fix with the same error.
+    is the environment's when the same tests fail before and after the fix with the same error, said as
+    a missing submodule when it names an empty one of `checkout` (as `repogym env check` says it).
     """
     after_log = read_log(after.log_path)
     old = python2_code(after_log)
@@ -240,7 +245,12 @@ def _environment_fault(before: TestReport, after: TestReport) -> tuple[Verdict, 
     failing_before = {t for t, s in before.statuses().items() if not s.ok}
     same_tests = failing_before == failing_after and (failing_after or not after.collected)
     if error and same_tests and first_env_error(read_log(before.log_path)) == error:
-        return Verdict.ENV_BROKEN, f"same error before and after the fix: {error} (log {after.log_path})"
+        empty = missing_submodules(after_log, checkout)
+        named = f"{SetupCause.SUBMODULE_MISSING.value}: {', '.join(empty)}; " if empty else ""
+        return (
+            Verdict.ENV_BROKEN,
+            f"{named}same error before and after the fix: {error} (log {after.log_path})",
+        )
     return None
 
 
