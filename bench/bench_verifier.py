@@ -56,7 +56,8 @@ def main() -> None:
     sampled = seed_dir / "eval" / f"{args.stage}-sampled-heldout-functions"
     if not (sampled / "summary.json").is_file():
         sys.exit(f"{sampled}: no sampled eval; run bench/bench_learning.py with --sampled first")
-    common = eval_options(policy, args.seed)
+    settings = eval_settings(args.seed)
+    common = ["--policy", policy, "--temperature", "1.0", *settings]
 
     rollouts = out / "train-rollouts"
     repogym("eval", "run", str(seed_dir / "split" / "train.jsonl"), *common, "-n", str(args.attempts),
@@ -83,7 +84,7 @@ def main() -> None:
                 "--out", str(folder))  # fmt: skip
         best[kind] = json.loads((folder / "summary.json").read_text())
 
-    routing = route(args, seed_dir, policy, model)
+    routing = route(seed_dir, policy, model, settings)
     results = {
         "routing": routing,
         "policy": policy, "k": args.k, "verifier_steps": args.steps,
@@ -101,15 +102,15 @@ def main() -> None:
             for row in curve))  # fmt: skip
 
 
-def route(args: argparse.Namespace, seed_dir: Path, policy: str, model: Path) -> dict[str, list[dict]]:
-    """Step 5's routing runs, greedy; per run the small and large policies alone and the run's threshold."""
-    greedy = strip_option(strip_option(eval_options(policy, args.seed), "--temperature"), "--policy")
+def route(seed_dir: Path, policy: str, model: Path, settings: list[str]) -> dict[str, list[dict]]:
+    """Step 5's routing runs, greedy (eval's default temperature); per run the small and large policies alone and
+    the run's threshold."""
     pair = f"small=heuristic:swap,large={policy}"
 
     def routed(split: str, by: str, threshold: float) -> dict:
         folder = seed_dir / "verifier" / f"route-{by.split(':')[0]}-{split}"
         repogym("eval", "run", str(seed_dir / "split" / f"{split}.jsonl"), "--route", pair, "--by", by,
-                "--threshold", str(threshold), *greedy, "--split", split, "--out", str(folder))  # fmt: skip
+                "--threshold", str(threshold), *settings, "--split", split, "--out", str(folder))  # fmt: skip
         return json.loads((folder / "summary.json").read_text())["routing"]
 
     by_difficulty = routed("heldout-functions", "difficulty", 0.5)
@@ -147,17 +148,20 @@ def routing_rows(routing: dict, threshold: float) -> list[dict]:
     ]  # fmt: skip
 
 
-def strip_option(options: list[str], name: str) -> list[str]:
-    """`options` without `name` and its value."""
-    at = options.index(name)
-    return options[:at] + options[at + 2 :]
-
-
-def eval_options(policy: str, seed: int) -> list[str]:
-    """The learning benchmark's sampled-eval settings (its plan's agentless options), as CLI options."""
+def eval_settings(seed: int) -> list[str]:
+    """The learning benchmark's eval settings (its plan's agentless options) as CLI options, without the policy
+    and temperature."""
     plan = make_plan()
-    options = ["--policy", policy, "--temperature", "1.0", "--reply-tokens", str(plan.max_reply_tokens),
-               "--seed", str(seed), "--mode", "agentless", "-j", "2"]  # fmt: skip
+    options = [
+        "--reply-tokens",
+        str(plan.max_reply_tokens),
+        "--seed",
+        str(seed),
+        "--mode",
+        "agentless",
+        "-j",
+        "2",
+    ]
     for key, value in plan.env_options.items():
         options += ["--env-option", f"{key}={value}"]
     return options
