@@ -94,3 +94,49 @@ def test_a_folder_that_is_not_a_clone_or_a_commit_that_is_not_there_is_a_usage_e
     assert not_a_clone.stdout == ""
     no_commit = check(toy_task.repo_source, "--commit", "no-such-branch")
     assert no_commit.exit_code == 2 and "no commit 'no-such-branch'" in no_commit.stderr
+
+
+CI_RUNS_TESTS_ONLY = "on: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n    - run: cd tests && pytest\n"
+SLOW_TEST = "import time\n\n\ndef test_fast():\n    pass\n\n\ndef test_slow():\n    time.sleep(120)\n"
+
+
+@pytest.mark.slow
+def test_the_suite_is_the_paths_the_projects_ci_runs_not_every_test_file_under_the_root(calc, tmp_path):
+    """jmespath's shape: a test module outside tests/ that CI never runs needs a package nobody installs."""
+    repo = clone(str(calc), tmp_path / "calc")
+    untold = (repo / "pyproject.toml").read_text().replace('testpaths = ["tests"]\n', "")  # pytest collects all
+    moved = {"extra/test_broken.py": BROKEN_MODULE, "tests/test_broken.py": None, "pyproject.toml": untold}
+    commit_files(repo, moved, "tests: move, and no testpaths")
+    without_ci = json.loads(check(str(repo), "--json").stdout)
+    assert without_ci["cause_kind"] == "collection_error" and "extra/test_broken.py" in without_ci["cause"]
+    commit_files(repo, {".github/workflows/ci.yml": CI_RUNS_TESTS_ONLY}, "ci: run the tests folder")
+    result = check(str(repo), "--json")
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    assert (found["collected"], found["cause"], found["tests"], found["passed"]) == (True, None, 3, 2)
+    assert (found["suite"], found["suite_source"]) == (["tests"], ".github/workflows/ci.yml")
+
+
+@pytest.mark.slow
+def test_a_suite_the_time_limit_cuts_after_collection_is_collected_and_counts_nothing(calc, tmp_path):
+    """packaging's shape: 62,435 tests collected, the run cut at the limit; built and collected is true."""
+    repo = clone(str(calc), tmp_path / "calc")
+    commit_files(repo, {"tests/test_slow.py": SLOW_TEST, "tests/test_broken.py": None}, "tests: a slow one")
+    result = check(str(repo), "--json", "--timeout", "20")
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    assert (found["built"], found["collected"], found["complete"], found["cause"]) == (True, True, False, None)
+    assert (found["tests"], found["passed"], found["failed"]) == (5, 0, 0)
+    summary = check(str(repo), "--timeout", "20")
+    assert "5 collected; the time limit cut the run" in summary.stdout
+
+
+@pytest.mark.slow
+def test_a_cut_suite_whose_collection_failed_is_still_not_collected(calc, tmp_path):
+    repo = clone(str(calc), tmp_path / "calc")
+    commit_files(repo, {"tests/test_slow.py": SLOW_TEST}, "tests: a slow one beside the broken one")
+    result = check(str(repo), "--json", "--timeout", "20")
+    assert result.exit_code == 1, result.output
+    found = json.loads(result.stdout)
+    assert (found["built"], found["collected"], found["complete"]) == (True, False, True)
+    assert found["cause_kind"] == "tests_did_not_run"

@@ -33,7 +33,10 @@ def check_command(
     lock and pin files, test dependencies, the Python its metadata and date allow, REPO's repogym.toml), built
     once and cached. With --json: one object with built, collected, tests, passed, failed, seconds and cause
     ("<name>: <detail>", null when built and collected), plus cause_kind, system_packages, skipped, commit,
-    python and log. A build that needs a C library or program this machine lacks names the Debian package.
+    python, log, complete, suite and suite_source. A build that needs a C library or program this machine lacks
+    names the Debian package. The suite is the project's own: the paths its CI workflow or tox.ini hands pytest
+    (suite, suite_source) unless its pytest configuration sets testpaths. A suite the --timeout cut after pytest
+    collected it cleanly is collected, with complete false and no test counted as passed or failed.
 
     Exit status 0 when the environment built and the suite collected (failing tests are counted, not an
     error); 1 when it did not (the cause says why); 2 when REPO is not a git clone or --commit not one of its
@@ -67,7 +70,16 @@ def _print_result(result: EnvCheck) -> None:
     console.print(
         f"  built: {mark[result.built]}   collected: {mark[result.collected]}   {result.seconds:.1f} s"
     )
-    if result.built:
+    if result.suite:
+        console.print(
+            f"  suite: {escape(' '.join(result.suite))} (as {escape(result.suite_source)} runs pytest)"
+        )
+    if result.built and not result.complete:
+        console.print(
+            f"  tests: {result.tests} collected; [yellow]the time limit cut the run[/]: none counted as passed "
+            "or failed (raise --timeout for the counts)"
+        )
+    elif result.built:
         console.print(
             f"  tests: {result.tests} ({result.passed} passed, {result.failed} failed, {result.skipped} skipped)"
         )

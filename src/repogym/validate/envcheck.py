@@ -6,13 +6,20 @@ pool), the repository's repogym.toml and an env file (`overrides`), the sandbox'
 and the diagnosis of build and collection failures (`diagnose`) are validation's, so a repository that checks
 here builds the same way when its candidates are validated.
 
+The suite is the project's own: with pytest, the paths its CI or tox.ini hands pytest (`suitepaths`) when its
+pytest configuration sets no `testpaths`, else what pytest collects from the root.
+
 Counting: with pytest the suite runs with `--continue-on-collection-errors`, so a module that fails to import
 is named and the other modules' tests still count; `collected` is False when any module failed to collect
-(its tests are missing from the counts) or when the runner gave no trusted report.
+(its tests are missing from the counts) or when the runner gave no trusted report. A suite cut by the time
+limit after pytest's collection phase finished cleanly (pytest collects every module before it runs a test, and
+prints `collected N items`) is collected: `tests` is the number pytest selected, `complete` is False and no
+pass or fail is counted, since a cut run's per-test results are not trusted.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +44,7 @@ from repogym.validate.diagnose import (
 from repogym.validate.overrides import apply_overrides
 from repogym.validate.pool import ValidationPool
 from repogym.validate.pythons import Python2OnlyError
+from repogym.validate.suitepaths import suite_paths
 
 #: pytest's flag that keeps running the modules that collected when another one failed to import.
 _KEEP_COLLECTING = "--continue-on-collection-errors"
@@ -68,6 +76,11 @@ class EnvCheck:
     python: str = ""
     log: str = ""
     """The suite's log, else the failed build's."""
+    complete: bool = True
+    """False when the time limit cut a collected suite: `tests` is what pytest selected, nothing counted."""
+    suite: tuple[str, ...] = ()
+    """The paths pytest was given (from `suite_source`), () for pytest's own choice."""
+    suite_source: str = ""
 
     @property
     def ok(self) -> bool:
@@ -95,6 +108,9 @@ class EnvCheck:
             "commit": self.commit,
             "python": self.python,
             "log": self.log,
+            "complete": self.complete,
+            "suite": list(self.suite),
+            "suite_source": self.suite_source,
         }
 
 
@@ -146,17 +162,26 @@ def check_environment(
         return not_built(found.cause, found.detail or _last_line(str(exc)),
                          system_packages=packages_of(found.needs), log=found.log)  # fmt: skip
     task = runtime.task
-    directives = [_KEEP_COLLECTING] if task.env.log_parser == "pytest" else []
+    directives: list[str] = []
+    suite = suite_paths(runtime.pristine) if task.env.log_parser == "pytest" else None
+    if task.env.log_parser == "pytest":
+        directives = [_KEEP_COLLECTING, *(suite.paths if suite else ())]
     log = cache_dir("logs", "env-check", name) / f"{sha[:12]}-{time.strftime('%Y%m%dT%H%M%S')}.log"
     with episode:
         report = run_directives(task, episode, directives, log)
     cause, detail = suite_fault(report, runtime.pristine)
     counts = _counts(report)
+    selected = cut_after_collection(report) if task.env.log_parser == "pytest" else None
+    if selected is not None:
+        cause, detail = None, ""
     return EnvCheck(
         **base,
         built=True,
         collected=cause is None,
-        tests=sum(counts.values()),
+        complete=selected is None,
+        suite=suite.paths if suite else (),
+        suite_source=suite.source if suite else "",
+        tests=sum(counts.values()) if selected is None else selected,
         passed=counts["passed"],
         failed=counts["failed"],
         skipped=counts["skipped"],
@@ -206,6 +231,28 @@ def suite_fault(report: TestReport, checkout: Path | None = None) -> tuple[Setup
             f"{report.note or 'the run stopped early'} (log {report.log_path})",
         )
     return None, ""
+
+
+#: pytest's line after its collection phase: `collected 62862 items / 427 deselected / 62435 selected`.
+_COLLECTED = re.compile(
+    r"^collected (?P<items>\d+) items?(?: / (?P<deselected>\d+) deselected)?(?: / (?P<selected>\d+) selected)?\s*$",
+    re.MULTILINE,
+)
+
+
+def cut_after_collection(report: TestReport) -> int | None:
+    """The tests pytest selected when the time limit cut a run whose collection phase finished cleanly, else None.
+
+    Clean: pytest's `collected` line carries no `/ N errors` (the pattern ends there) and no module is reported
+    as failing to collect. The count comes from pytest's own line, not from the cut run's results."""
+    if not report.timed_out or collection_errors(report):
+        return None
+    found = _COLLECTED.search(read_log(report.log_path))
+    if found is None:
+        return None
+    if found["selected"]:
+        return int(found["selected"])
+    return int(found["items"]) - int(found["deselected"] or 0)
 
 
 def _counts(report: TestReport) -> dict[str, int]:
