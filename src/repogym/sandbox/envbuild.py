@@ -23,6 +23,9 @@ on a small repository):
 - repogym's own step (the build requirements installed for an offline re-install) changes no version
   the environment already holds: each requirement is installed with every installed distribution held,
   or left out (said in the log).
+- Offline: with `$REPOGYM_WHEELS` set to a folder of wheels, every build installs from that folder alone
+  (uv offline, pip without an index, no dated view): a machine with no network, such as a GPU node, builds
+  the environments whose packages the folder holds. The folder is part of the environment's key.
 - Layout: the environment is a venv whose interpreter also stands as a Python prefix of its own
   (`.prefix/`: a copy of the executable, the standard library by links, the venv's site-packages), so a
   tool that links a new name to sys.executable outside the venv (tox-current-env's `.tox/*/bin/python`)
@@ -54,7 +57,7 @@ from repogym.sandbox.bwrap import SANDBOX_UID, is_root
 from repogym.sandbox.cache import cache_dir
 from repogym.sandbox.datedindex import DatedView, dated_view
 from repogym.sandbox.datedpins import exact_pins
-from repogym.sandbox.envkey import env_key, environment_packages, exclude_newer_timestamp
+from repogym.sandbox.envkey import env_key, environment_packages, exclude_newer_timestamp, offline_wheels
 from repogym.sandbox.interpreters import (
     Interpreter,
     find_interpreters,
@@ -80,6 +83,7 @@ UV_JAIL = "/opt/repogym/bin/uv"
 _UV_CACHE_JAIL = "/opt/repogym/uv-cache"
 _CA_JAIL = "/opt/repogym/ca-certificates.crt"
 _UV_DATED_JAIL = "/opt/repogym/uv-dated.toml"
+_WHEELS_JAIL = "/opt/repogym/wheels"
 _CA_CANDIDATES = (
     "/etc/ssl/certs/ca-certificates.crt",
     "/etc/pki/tls/certs/ca-bundle.crt",
@@ -291,7 +295,12 @@ def build_environment(task: Task, view: DatedView | None = None) -> dict[str, st
             REQUESTS_CA_BUNDLE=_CA_JAIL,
             CURL_CA_BUNDLE=_CA_JAIL,
         )
-    env.update(_host_index())
+    wheels = offline_wheels()
+    if wheels is not None:
+        # uv has no variable for --no-index: offline, it still reads --find-links folders.
+        env.update(UV_OFFLINE="1", UV_FIND_LINKS=_WHEELS_JAIL, PIP_NO_INDEX="1", PIP_FIND_LINKS=_WHEELS_JAIL)
+    else:
+        env.update(_host_index())
     cutoff = exclude_newer_timestamp(task.env.exclude_newer)
     if cutoff:
         env["UV_EXCLUDE_NEWER"] = cutoff
@@ -301,7 +310,7 @@ def build_environment(task: Task, view: DatedView | None = None) -> dict[str, st
             env.pop("PIP_EXTRA_INDEX_URL", None)
             if view.uv_config is not None:
                 env["UV_CONFIG_FILE"] = _UV_DATED_JAIL  # uv reads per-project dates from settings only
-        else:
+        elif wheels is None:  # a wheel folder has no upload dates: what it holds is what the build may use
             env["PIP_UPLOADED_PRIOR_TO"] = cutoff
     return env
 
@@ -342,6 +351,9 @@ def build_binds(pristine: Path, isolated: bool = True) -> tuple[Bind, ...]:
     ca = host_ca_bundle()
     if ca is not None:
         binds.append(Bind(ca, _CA_JAIL))
+    wheels = offline_wheels()
+    if wheels is not None:
+        binds.append(Bind(wheels, _WHEELS_JAIL))
     return tuple(binds)
 
 
@@ -353,7 +365,7 @@ def run_build_step(
     With `exclude_newer` set, pip reads the index through a dated view served for this step only, and
     the task's exact pins are let through it (a pin the index lacks fails here, naming its field)."""
     cutoff = exclude_newer_timestamp(task.env.exclude_newer)
-    dated = bool(cutoff) and mounts.network
+    dated = bool(cutoff) and mounts.network and offline_wheels() is None
     pins = exact_pins(task.env.packages, task.env.install) if dated else ()
     with dated_view(upstream_index(), cutoff, pins, host_ca_bundle()) if dated else nullcontext() as view:
         if view is not None and view.uv_config is not None:

@@ -2,7 +2,8 @@
 
 The key covers the repo, the interpreter, the packages installed before the
 install steps (the task's, and those its log parser needs), the install
-commands, `exclude_newer`, and the install-relevant parts of the repository's
+commands, `exclude_newer`, the folder of wheels of an offline build
+(`$REPOGYM_WHEELS`), and the install-relevant parts of the repository's
 dependency files at the commit. The test command, the parser's name and the
 test variables do not count: tasks that differ only in how they run tests
 share one environment, as SWE-bench's per-version specs share theirs.
@@ -27,6 +28,7 @@ import threading
 import tomllib
 from pathlib import Path
 
+from repogym.errors import EnvBuildError
 from repogym.sandbox.interpreters import Interpreter
 from repogym.task import Task
 
@@ -50,9 +52,23 @@ def env_key(task: Task, pristine: Path, interpreter: Interpreter) -> str:
         "exclude_newer": exclude_newer_timestamp(task.env.exclude_newer),
         "v": 4,
     }
+    wheels = offline_wheels()
+    if wheels is not None:  # only then: every other key stays as it was
+        spec["wheels"] = str(wheels)
     digest.update(json.dumps(spec, sort_keys=True).encode())
     digest.update(dependency_files_content(pristine))
     return digest.hexdigest()[:20]
+
+
+def offline_wheels() -> Path | None:
+    """`$REPOGYM_WHEELS`: the folder of wheels that every build installs from alone (None: unset, the index)."""
+    given = os.environ.get("REPOGYM_WHEELS")
+    if not given:
+        return None
+    folder = Path(given).expanduser().resolve()
+    if not folder.is_dir():
+        raise EnvBuildError(f"REPOGYM_WHEELS={given}: no such folder; give a folder of wheels, or unset it")
+    return folder
 
 
 def dependency_files_content(pristine: Path) -> bytes:
