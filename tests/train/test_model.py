@@ -22,7 +22,8 @@ SOURCE = Path(__file__).resolve().parents[2] / "src" / "repogym"
 
 
 @pytest.mark.parametrize(
-    ("size", "low", "high"), [("tiny", 1.0e6, 2e6), ("small", 5e6, 9e6), ("base", 15e6, 30e6)]
+    ("size", "low", "high"),
+    [("tiny", 1.0e6, 2e6), ("small", 5e6, 9e6), ("base", 15e6, 30e6), ("medium", 90e6, 105e6)],
 )
 def test_each_size_has_the_documented_parameter_count(size, low, high):
     import torch

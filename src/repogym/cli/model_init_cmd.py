@@ -14,13 +14,13 @@ from repogym.train.model import init_model, model_record
 
 
 def register(app: typer.Typer) -> None:
-    old = NowFirstArgument(("--tiny",), "DIR [--size tiny|small|base]")
+    old = NowFirstArgument(("--tiny",), "DIR [--size tiny|small|base|medium]")
     add_command(subgroup(app, "model"), "init", init_command, old)
 
 
 def init_command(
     model_dir: ModelDir,
-    size: Annotated[str, typer.Option("--size", help="tiny (~1.4M parameters), small (~6.9M) or base (~20M).")] = "tiny",
+    size: Annotated[str, typer.Option("--size", help="tiny (~1.4M parameters), small (~6.9M), base (~20M) or medium (~97M, for a GPU).")] = "tiny",
     arch: Annotated[str, typer.Option("--arch", help="llama or qwen2.")] = "llama",
     seed: Seed = 0,
     tokenizer_corpus: Annotated[list[Path] | None, typer.Option("--tokenizer-corpus", help="Python files/folders the BPE is trained on (default: the standard library).")] = None,

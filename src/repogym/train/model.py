@@ -1,4 +1,4 @@
-"""repogym's own small models (`repogym model init DIR --size tiny|small|base`) and model-folder checks.
+"""repogym's own small models (`repogym model init DIR --size tiny|small|base|medium`) and model-folder checks.
 
 A model is a Llama (or Qwen2) config with random weights and a byte-level BPE tokenizer trained
 on local Python source (default: a sample of the standard library, the kind of text it will be
@@ -6,11 +6,12 @@ pretrained on), written as an ordinary Hugging Face folder: everything that load
 (`--policy hf:PATH`, `repogym serve`, `train sft`, `train rl`) loads it. Sizes, with tied input
 and output embeddings (parameters counted with the default vocabulary):
 
-| size  | hidden | layers | heads | MLP  | vocab  | context | parameters |
-|-------|--------|--------|-------|------|--------|---------|------------|
-| tiny  | 128    | 4      | 4     | 384  | 4,096  | 2,048   | ~1.4M      |
-| small | 256    | 6      | 4     | 768  | 8,192  | 4,096   | ~6.9M      |
-| base  | 384    | 8      | 6     | 1152 | 16,384 | 4,096   | ~20M       |
+| size   | hidden | layers | heads | MLP  | vocab  | context | parameters |
+|--------|--------|--------|-------|------|--------|---------|------------|
+| tiny   | 128    | 4      | 4     | 384  | 4,096  | 2,048   | ~1.4M      |
+| small  | 256    | 6      | 4     | 768  | 8,192  | 4,096   | ~6.9M      |
+| base   | 384    | 8      | 6     | 1152 | 16,384 | 4,096   | ~20M       |
+| medium | 768    | 12     | 12    | 2048 | 16,384 | 4,096   | ~97M       |
 
 `repogym_model.json` in the folder records the size, shape, seed and tokenizer corpus.
 """
@@ -51,6 +52,8 @@ SIZES: dict[str, ModelShape] = {
     "tiny": ModelShape(128, 4, 4, 384, 4096, 2048),
     "small": ModelShape(256, 6, 4, 768, 8192, 4096),
     "base": ModelShape(384, 8, 6, 1152, 16384, 4096),
+    # For a GPU: minutes of pretraining on 2 CPU cores teach a model this size little.
+    "medium": ModelShape(768, 12, 12, 2048, 16384, 4096),
 }
 ARCHS = ("llama", "qwen2")
 
