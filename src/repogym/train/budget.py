@@ -17,22 +17,29 @@ from repogym.train.callback_base import callback_class
 BUDGET_FILE = "repogym_budget.json"
 
 
-def calibrate_step_s(model_dir: Path, batch_size: int, seq_len: int, steps: int = 3) -> float:
-    """Seconds per optimizer step of this model and batch on this machine (one warm-up step, then `steps`)."""
+def calibrate_step_s(
+    model_dir: Path, batch_size: int, seq_len: int, steps: int = 3, bf16: bool = False
+) -> float:
+    """Seconds per optimizer step of this model and batch on this machine (one warm-up step, then `steps`),
+    on the device and in the precision the trainer will use (the GPU when there is one; `bf16`: autocast)."""
     import torch
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).to(device)
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    batch = torch.randint(0, model.config.vocab_size, (batch_size, seq_len))
+    batch = torch.randint(0, model.config.vocab_size, (batch_size, seq_len), device=device)
     timings = []
     for _ in range(steps + 1):
         started = time.perf_counter()
-        loss = model(input_ids=batch, labels=batch).loss
+        with torch.autocast(device, dtype=torch.bfloat16, enabled=bf16):
+            loss = model(input_ids=batch, labels=batch).loss
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
+        if device == "cuda":
+            torch.cuda.synchronize()  # kernels run asynchronously: the step ends when they do
         timings.append(time.perf_counter() - started)
     # The trainer adds data loading, logging and checkpoints on top of the bare step.
     return 1.1 * sorted(timings[1:])[len(timings[1:]) // 2]

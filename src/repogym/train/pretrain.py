@@ -236,13 +236,17 @@ def _train(
     run = root / "run"
     run.mkdir(parents=True, exist_ok=True)
     budget_s = config.budget_minutes * 60
-    plan = _plan(run, budget_s, lambda: calibrate_step_s(model_dir, config.batch_size, config.seq_len))
+    on_gpu = torch.cuda.is_available()
+    bf16 = on_gpu and torch.cuda.is_bf16_supported()  # as SFT and GRPO train on a GPU
+    plan = _plan(
+        run, budget_s, lambda: calibrate_step_s(model_dir, config.batch_size, config.seq_len, bf16=bf16)
+    )
     save_steps = config.save_steps or max(10, plan["max_steps"] // 20)
     args = TrainingArguments(
         output_dir=str(run), max_steps=plan["max_steps"], per_device_train_batch_size=config.batch_size,
         learning_rate=config.learning_rate, lr_scheduler_type="cosine", warmup_steps=0.02, weight_decay=0.1,
         save_strategy="steps", save_steps=save_steps, logging_steps=config.logging_steps, logging_first_step=True,
-        seed=config.seed, report_to=["tensorboard"], use_cpu=not torch.cuda.is_available(), bf16=False,
+        seed=config.seed, report_to=["tensorboard"], use_cpu=not on_gpu, bf16=bf16,
         disable_tqdm=True, dataloader_drop_last=True,
     )  # fmt: skip
     start_from = resume_point(run, resume=True)
