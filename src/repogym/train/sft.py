@@ -188,6 +188,12 @@ def sft_arguments(config: SFTRunConfig) -> Any:
         raise ConfigError(
             "bf16: true needs a CUDA GPU with bfloat16; set bf16=false (or leave it unset) on CPU"
         )
+    # transformers 5.2x renamed gradient_checkpointing to activation_checkpointing (the old name stays as a
+    # deprecated alias until v6); earlier 5.x releases, which the train extra allows, know only the old name.
+    known = {field.name for field in dataclasses.fields(SFTConfig)}
+    checkpointing = (
+        "activation_checkpointing" if "activation_checkpointing" in known else "gradient_checkpointing"
+    )
     return SFTConfig(
         output_dir=config.output_dir,
         max_steps=config.max_steps,
@@ -209,7 +215,7 @@ def sft_arguments(config: SFTRunConfig) -> Any:
         report_to=report_targets(config.report_to),
         use_cpu=on_cpu,
         bf16=bf16,
-        activation_checkpointing=config.gradient_checkpointing,
+        **{checkpointing: config.gradient_checkpointing},
         dataloader_num_workers=config.dataloader_num_workers,
         disable_tqdm=True,
         ddp_find_unused_parameters=False,  # every parameter of a causal LM takes part in every step
