@@ -21,7 +21,8 @@ def project(root: Path, files: dict[str, str]) -> Path:
 def workflow(run: str, working_directory: str = "") -> str:
     cwd = f"      working-directory: {working_directory}\n" if working_directory else ""
     body = "\n".join(f"        {line}" for line in run.splitlines())
-    return f"name: ci\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n    - uses: actions/checkout@v4\n    - run: |\n{body}\n{cwd}"  # noqa: E501
+    head = "name: ci\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n    - uses: actions/checkout@v4\n"
+    return f"{head}    - run: |\n{body}\n{cwd}"
 
 
 def test_a_cd_into_the_tests_folder_names_that_folder_and_an_option_value_is_not_a_path(tmp_path):
@@ -54,10 +55,18 @@ def test_pytests_own_testpaths_are_left_to_pytest(tmp_path):
     assert suite_paths(root) is None
 
 
-def test_nothing_is_taken_from_a_command_naming_a_missing_path_a_path_outside_the_checkout_or_no_path(tmp_path):
+def test_nothing_is_taken_from_a_command_naming_a_missing_path_a_path_outside_the_checkout_or_no_path(
+    tmp_path,
+):
     outside = tmp_path / "elsewhere"
     (outside / "tests").mkdir(parents=True)
-    for run in ("pytest tests/missing", "pytest ../elsewhere/tests", "pytest -q", "cd .. && pytest", "pytest ."):
+    for run in (
+        "pytest tests/missing",
+        "pytest ../elsewhere/tests",
+        "pytest -q",
+        "cd .. && pytest",
+        "pytest .",
+    ):
         root = project(tmp_path / "p", {".github/workflows/ci.yml": workflow(run)})
         assert suite_paths(root) is None, run
 
@@ -69,3 +78,11 @@ def test_a_workflow_that_is_not_yaml_or_not_a_mapping_is_skipped_not_an_error(tm
         ".github/workflows/c.yml": workflow("pytest tests"),
     })  # fmt: skip
     assert suite_paths(root) == SuitePaths(("tests",), ".github/workflows/c.yml")
+
+
+def test_a_nose_command_names_its_suite_too_since_pytest_collects_nose_style_tests(tmp_path):
+    """jmespath before 2023: `cd tests/ && nosetests --with-coverage --cover-package jmespath .`."""
+    root = project(tmp_path, {".github/workflows/run-tests.yml": workflow(
+        "cd tests/ && nosetests --with-coverage --cover-package pkg ."
+    )})  # fmt: skip
+    assert suite_paths(root) == SuitePaths(("tests",), ".github/workflows/run-tests.yml")

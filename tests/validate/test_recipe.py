@@ -313,3 +313,44 @@ def test_test_data_in_a_git_submodule_reaches_the_checkout_from_a_recursive_clon
     full = pristine_checkout(mirror(str(recursive), (head,)), head)
     assert (full / "tests" / "spec" / "cases" / "one.toml").read_text() == "a = 1\n"
     assert (full / "lib.py").read_text() == "X = 1\n"
+
+
+NOXFILE = """import nox
+
+
+@nox.session(python=["3.10", "3.11"])
+def lint(session):
+    session.install("-r", "requirements/lint.txt")
+
+
+@nox.session(python=["3.10", "3.11"])
+def tests(session):
+    session.install("-r", "requirements/ci-tests.txt")
+    session.install(".")
+    session.run("python", "-m", "pytest")
+"""
+FLIT = """[build-system]
+requires = ["flit_core >=3.2,<4"]
+build-backend = "flit_core.buildapi"
+
+[project]
+name = "pkging"
+version = "21.0"
+"""
+
+
+def test_a_nox_test_sessions_requirement_file_is_installed_and_the_lint_sessions_is_not():
+    """packaging's shape: `session.install("-r", ...)` in noxfile.py is where its tests' requirements live."""
+    files = {"pyproject.toml": FLIT, "noxfile.py": NOXFILE, "requirements/lint.txt": "black\nflake8-bugbear\n",
+             "requirements/ci-tests.txt": "pretend\npytest>=6.2.0\n"}  # fmt: skip
+    recipe = plan_recipe(files, "2023-09-02T10:00:00+00:00", INSTALLED)
+    assert "pretend" in recipe.packages
+    assert not any("bugbear" in p for p in (*recipe.packages, *recipe.install))
+    assert any("noxfile.py session tests" in step for step in recipe.steps)
+
+
+def test_a_tests_folders_requirements_file_is_a_test_requirements_file():
+    files = {"pyproject.toml": FLIT, "tests/requirements.txt": "pretend\npytest>=6.2.0\n"}
+    recipe = plan_recipe(files, "2023-09-02T10:00:00+00:00", INSTALLED)
+    assert "pretend" in recipe.packages
+    assert any("tests/requirements.txt" in step for step in recipe.steps)

@@ -18,6 +18,7 @@ a warning, because nothing but the package index is reachable from the build.
 from __future__ import annotations
 
 import datetime
+import itertools
 import json
 import re
 import shlex
@@ -45,14 +46,18 @@ RECIPE_FILES = (
     "pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "uv.lock", "poetry.lock", "pdm.lock",
     "Pipfile.lock", "constraints.txt", "requirements*.txt", "requirements/*.txt", "requirements/*.in",
     "test-requirements.txt", "dev-requirements.txt", ".github/workflows/*.yml", ".github/workflows/*.yaml",
-    ".travis.yml", "pytest.ini", ".pytest.ini",
+    ".travis.yml", "pytest.ini", ".pytest.ini", "noxfile.py", "tests/requirements*.txt", "test/requirements*.txt",
 )  # fmt: skip
 _TEST_GROUPS = ("tests", "test", "testing")
 _TEST_REQUIREMENT_FILES = (
     "requirements/tests.txt", "requirements/test.txt", "requirements/testing.txt", "requirements-test.txt",
-    "requirements-tests.txt", "requirements_test.txt", "test-requirements.txt", "requirements/dev.txt",
-    "requirements-dev.txt", "dev-requirements.txt",
+    "requirements-tests.txt", "requirements_test.txt", "test-requirements.txt", "tests/requirements.txt",
+    "test/requirements.txt", "requirements/dev.txt", "requirements-dev.txt", "dev-requirements.txt",
 )  # fmt: skip
+#: A nox session's `def` and body (up to the next decorator or top-level statement).
+_NOX_SESSION = re.compile(r"^def (\w+)\(session\b[^)]*\)[^:]*:\n((?:[ \t]+.*\n|[ \t]*\n)*)", re.MULTILINE)
+#: `session.install("-r", "path")` (or `--requirement`) inside a session's body.
+_NOX_REQUIREMENTS = re.compile(r"session\.install\(([^)]*)\)")
 #: First release of each CPython minor version (a commit is built with a Python that existed then).
 
 
@@ -174,7 +179,7 @@ def requirements_for_tests(files: Mapping[str, str]) -> tuple[list[str], list[st
     """The tests' own requirements: (requirements, test extras, warnings, where they came from).
 
     First match wins: a pinned test requirements file, a [dependency-groups] test group, poetry or pdm
-    test groups, test extras, tox's [testenv] deps. Test extras are returned apart (they go on the
+    test groups, test extras, tox's [testenv] deps, the requirement files a nox test session installs. Test extras are returned apart (they go on the
     editable install, so that setup.py's extras_require counts without running setup.py here).
     """
     pyproject = read_toml(files.get("pyproject.toml", ""))
@@ -212,7 +217,39 @@ def requirements_for_tests(files: Mapping[str, str]) -> tuple[list[str], list[st
     if extras:
         return [], extras, [], f"test extras [{','.join(extras)}]"
     reqs, warnings = _tox_deps(files)
-    return reqs, extras, warnings, "tox.ini [testenv] deps" if reqs else ""
+    if reqs:
+        return reqs, extras, warnings, "tox.ini [testenv] deps"
+    reqs, warnings, session = _nox_requirements(files)
+    return reqs, extras, warnings, f"noxfile.py session {session}" if reqs else ""
+
+
+def _nox_requirements(files: Mapping[str, str]) -> tuple[list[str], list[str], str]:
+    """The requirement files (`session.install("-r", PATH)`) of the first nox session named for tests.
+
+    noxfile.py is Python that nox runs; it is read, never run (running a repository's code to plan its
+    environment would run it outside the sandbox), so only literal `-r` paths count.
+
+    >>> nox = 'import nox\\n\\n@nox.session\\ndef tests(session):\\n    session.install("-r", "tests/requirements.txt")\\n'
+    >>> _nox_requirements({"noxfile.py": nox, "tests/requirements.txt": "pretend\\npytest>=6.2.0\\n"})
+    (['pretend', 'pytest>=6.2.0'], [], 'tests')
+    """
+    for match in _NOX_SESSION.finditer(files.get("noxfile.py", "")):
+        name, body = match.groups()
+        if "test" not in name:
+            continue
+        paths = []
+        for call in _NOX_REQUIREMENTS.finditer(body):
+            words = re.findall(r"[\"']([^\"']+)[\"']", call.group(1))
+            paths += [_normpath(b) for a, b in itertools.pairwise(words) if a in ("-r", "--requirement")]
+        reqs: list[str] = []
+        warnings: list[str] = []
+        for path in paths:
+            more, more_warnings = parse_requirements(files, path)
+            reqs += more
+            warnings += more_warnings
+        if reqs:
+            return reqs, warnings, name
+    return [], [], ""
 
 
 def _group(groups: Mapping[str, object], name: str, seen: set[str]) -> tuple[list[str], list[str]]:

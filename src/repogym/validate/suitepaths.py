@@ -5,8 +5,9 @@ root, including folders the project never runs in CI (jmespath's `extra/test_hyp
 its requirements pin only for old Pythons, and its CI runs `cd tests && py.test`). A suite collected as the
 project collects it is the one its maintainers keep green, so env check asks here first.
 
-Only pytest invocations are read (`pytest`, `py.test`, `python -m pytest`), from GitHub Actions steps (`run`,
-with the step's or job's `working-directory`) and tox's `commands`. A path counts when it names a folder or
+Only test-runner invocations are read (`pytest`, `py.test`, `python -m pytest`, and nose's `nosetests` or `nose2`,
+whose suites pytest collects too: the folder a runner is pointed at is the suite, whichever runner), from GitHub
+Actions steps (`run`, with the step's or job's `working-directory`) and tox's `commands`. A path counts when it names a folder or
 `.py` file that exists in the checkout; an option's value (`--cov jmespath`) is not a path. The first command
 that names paths wins: workflows before tox.ini, files in name order. A project whose pytest configuration sets
 `testpaths` is left alone: pytest already collects what the project chose.
@@ -34,9 +35,11 @@ _VALUED_OPTIONS = frozenset(
         "--timeout", "--maxfail", "--tb", "--durations", "--basetemp", "--import-mode", "--confcutdir",
         "--html", "--benchmark-storage", "--hypothesis-profile", "--hypothesis-seed", "--reruns", "--capture",
         "--log-cli-level", "--log-file", "--randomly-seed", "--override-ini", "--config-file",
+        "--cover-package", "-a", "--attr", "-A", "--eval-attr", "--processes", "--process-timeout",
     }
 )  # fmt: skip
-_PYTEST = re.compile(r"^(py\.test|pytest)(-\d(\.\d+)?)?$")
+_RUNNER = re.compile(r"^(py\.test|pytest|nosetests|nose2)(-\d(\.\d+)?)?$")
+_MODULES = ("pytest", "nose", "nose2")
 
 
 @dataclass(frozen=True)
@@ -117,7 +120,7 @@ def _tox_commands(tox: Path) -> list[str]:
 
 
 def _paths_in_script(checkout: Path, cwd: str, script: str) -> tuple[str, ...]:
-    """The paths of the first pytest command in a shell script that names (or runs inside) existing ones."""
+    """The paths of the first test-runner command in a shell script that names (or runs inside) existing ones."""
     script = re.sub(r"\\\n", " ", script)
     for line in script.splitlines():
         for command in re.split(r"&&|;|\|\|", line):
@@ -128,7 +131,7 @@ def _paths_in_script(checkout: Path, cwd: str, script: str) -> tuple[str, ...]:
             if words[:1] == ["cd"] and len(words) == 2:
                 cwd = str(PurePosixPath(cwd) / words[1])
                 continue
-            args = _pytest_args(words)
+            args = _runner_args(words)
             if args is None:
                 continue
             if found := _existing_paths(checkout, cwd, args):
@@ -136,12 +139,13 @@ def _paths_in_script(checkout: Path, cwd: str, script: str) -> tuple[str, ...]:
     return ()
 
 
-def _pytest_args(words: list[str]) -> list[str] | None:
-    """The words after pytest in a command (`pytest ...`, `python -m pytest ...`, `coverage run -m pytest`)."""
+def _runner_args(words: list[str]) -> list[str] | None:
+    """The words after the runner in a command (`pytest ...`, `python -m pytest ...`, `coverage run -m pytest`,
+    `nosetests ...`), None when the command runs no test runner."""
     for i, word in enumerate(words):
-        if _PYTEST.match(PurePosixPath(word).name):
+        if _RUNNER.match(PurePosixPath(word).name):
             return words[i + 1 :]
-        if word == "-m" and i + 1 < len(words) and words[i + 1] == "pytest":
+        if word == "-m" and i + 1 < len(words) and words[i + 1] in _MODULES:
             return words[i + 2 :]
     return None
 
