@@ -354,3 +354,28 @@ def test_a_tests_folders_requirements_file_is_a_test_requirements_file():
     recipe = plan_recipe(files, "2023-09-02T10:00:00+00:00", INSTALLED)
     assert "pretend" in recipe.packages
     assert any("tests/requirements.txt" in step for step in recipe.steps)
+
+
+MARSHMALLOW_SETUP_PY = """from setuptools import setup, find_packages
+
+EXTRAS_REQUIRE = {
+    "tests": ["pytest", "pytz", "simplejson"],
+    "lint": ["flake8==4.0.1"],
+}
+EXTRAS_REQUIRE["dev"] = EXTRAS_REQUIRE["tests"] + EXTRAS_REQUIRE["lint"] + ["tox"]
+
+setup(name="marsh", version="3.14.0", packages=find_packages("src"), package_dir={"": "src"},
+      extras_require=EXTRAS_REQUIRE, python_requires=">=3.6")
+"""
+
+
+def test_a_setup_py_whose_extras_sit_in_a_module_level_dict_installs_the_extra_tox_names():
+    """marshmallow 2021-2023: `extras_require=EXTRAS_REQUIRE`, and tox.ini's `[testenv] extras = tests`."""
+    files = {
+        "setup.py": MARSHMALLOW_SETUP_PY,
+        "tox.ini": "[testenv]\nextras = tests\ncommands = pytest {posargs}\n",
+    }
+    recipe = plan_recipe(files, "2021-10-29T10:00:00+00:00", INSTALLED)
+    assert recipe.install[-1].endswith("-e '.[tests]'"), recipe.install
+    without_tox = plan_recipe({"setup.py": MARSHMALLOW_SETUP_PY}, "2021-10-29T10:00:00+00:00", INSTALLED)
+    assert without_tox.install[-1].endswith("-e '.[tests]'")  # the first of tests, test, testing, dev

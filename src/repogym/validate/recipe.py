@@ -17,6 +17,7 @@ a warning, because nothing but the package index is reachable from the build.
 
 from __future__ import annotations
 
+import ast
 import datetime
 import itertools
 import json
@@ -292,15 +293,85 @@ def _valid(reqs: list[str]) -> list[str]:
 
 
 def _test_extras(files: Mapping[str, str], pyproject: Mapping[str, object]) -> list[str]:
+    """The extras the tests are installed with: tox's `[testenv] extras` where the project declares them
+    (what its own test runs install), else the first declared of tests, test, testing, dev."""
     declared: set[str] = set(pyproject.get("project", {}).get("optional-dependencies", {}) or {})  # type: ignore[union-attr]
     cfg = read_config(files.get("setup.cfg", ""))
     if cfg.has_section("options.extras_require"):
         declared |= set(cfg.options("options.extras_require"))
-    setup_py = files.get("setup.py", "")
-    extras_block = re.search(r"extras_require\s*=\s*\{(.*?)\}", setup_py, re.S)
-    if extras_block:
-        declared |= set(re.findall(r"['\"]([\w-]+)['\"]\s*:", extras_block.group(1)))
+    declared |= set(setup_py_extras(files.get("setup.py", "")))
+    tox = read_config(files.get("tox.ini", ""))
+    if tox.has_option("testenv", "extras"):
+        named = re.split(r"[\s,]+", tox.get("testenv", "extras", raw=True))
+        chosen = [extra for extra in named if extra in declared]
+        if chosen:
+            return chosen
     return [extra for extra in (*_TEST_GROUPS, "dev") if extra in declared][:1]
+
+
+def setup_py_extras(text: str) -> dict[str, list[str]]:
+    """setup.py's `extras_require`: {extra: its requirement strings}, read (never run) with `ast`.
+
+    The value may be a dict literal in the call or a module-level name bound to one, with later
+    `NAME["extra"] = [...]` items (marshmallow's `EXTRAS_REQUIRE`); an item that is not a literal list
+    (`EXTRAS["tests"] + EXTRAS["lint"]`) keeps its extra's name with the literal strings found in it.
+    Code that does not parse (a Python 2 setup.py) is read with a pattern for a dict literal in the call.
+
+    >>> setup_py_extras('E = {"tests": ["pytest", "simplejson"]}\\nE["dev"] = E["tests"] + ["tox"]\\n'
+    ...                 'setup(name="m", extras_require=E)')
+    {'tests': ['pytest', 'simplejson'], 'dev': ['tox']}
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        block = re.search(r"extras_require\s*=\s*\{(.*?)\}", text, re.S)
+        pairs = re.findall(r"['\"]([\w-]+)['\"]\s*:\s*\[([^\]]*)\]", block.group(1)) if block else []
+        return {name: re.findall(r"['\"]([^'\"]+)['\"]", items) for name, items in pairs}
+    value: ast.expr | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            value = next((k.value for k in node.keywords if k.arg == "extras_require"), value)
+    if isinstance(value, ast.Dict):
+        return _literal_items(value)
+    if not isinstance(value, ast.Name):
+        return {}
+    found: dict[str, list[str]] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if isinstance(target, ast.Name) and target.id == value.id and isinstance(node.value, ast.Dict):
+                found.update(_literal_items(node.value))
+            elif (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == value.id
+                and isinstance(target.slice, ast.Constant)
+                and isinstance(target.slice.value, str)
+            ):
+                found[target.slice.value] = _strings(node.value)
+    return found
+
+
+def _literal_items(node: ast.Dict) -> dict[str, list[str]]:
+    return {
+        key.value: _strings(item)
+        for key, item in zip(node.keys, node.values, strict=True)
+        if isinstance(key, ast.Constant) and isinstance(key.value, str)
+    }
+
+
+def _strings(node: ast.expr) -> list[str]:
+    """The string literals directly in a list or tuple (or one string), in order; concatenations' parts too."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [
+            s for item in node.elts for s in _strings(item) if not isinstance(item, (ast.List, ast.Tuple))
+        ]
+    if isinstance(node, ast.BinOp):
+        return _strings(node.left) + _strings(node.right)
+    return []
 
 
 def _tox_deps(files: Mapping[str, str]) -> tuple[list[str], list[str]]:
@@ -465,8 +536,8 @@ def addopts_plugins(files: Mapping[str, str]) -> list[tuple[str, str]]:
 
 
 def extras_requirement_names(files: Mapping[str, str], extras: tuple[str, ...] | list[str]) -> set[str]:
-    """Canonical names the given extras require (pyproject, setup.cfg; setup.py's extras_require block read
-    as text): what the repository's own install brings besides the recipe's packages."""
+    """Canonical names the given extras require (pyproject, setup.cfg, setup.py's extras_require read with
+    `ast`): what the repository's own install brings besides the recipe's packages."""
     texts: list[str] = []
     optional = read_toml(files.get("pyproject.toml", "")).get("project", {}).get("optional-dependencies", {})
     for extra in extras:
@@ -475,8 +546,7 @@ def extras_requirement_names(files: Mapping[str, str], extras: tuple[str, ...] |
         config = read_config(files.get("setup.cfg", ""))
         if config.has_option("options.extras_require", extra):
             texts += config.get("options.extras_require", extra, raw=True).splitlines()
-    block = re.search(r"extras_require\s*=\s*\{(.*?)\}", files.get("setup.py", ""), re.S)
-    if extras and block:
-        texts += re.findall(r"['\"]([A-Za-z0-9][\w.\-]*)", block.group(1))
+    from_setup_py = setup_py_extras(files.get("setup.py", "")) if extras else {}
+    texts += [text for extra in extras for text in from_setup_py.get(extra, [])]
     requirements = _valid([text.strip() for text in texts if text.strip()])
     return {canonicalize_name(Requirement(text).name) for text in requirements}
