@@ -40,11 +40,11 @@ from __future__ import annotations
 
 import errno
 import functools
-import os
 import platform
 import struct
 from dataclasses import dataclass
 
+from repogym.files import atomic_writer
 from repogym.sandbox.cache import cache_dir
 
 # BPF opcodes: BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K, BPF_JMP|BPF_JGE|BPF_K, BPF_JMP|BPF_JSET|BPF_K,
@@ -163,8 +163,9 @@ def filter_path() -> str | None:
         return None
     path = cache_dir("seccomp") / f"jail-{machine}.bpf"
     if not path.exists() or path.read_bytes() != program:
-        # Written aside and renamed: a concurrent jail never reads half a program.
-        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        partial.write_bytes(program)
-        os.replace(partial, path)
+        # Written aside and renamed: a concurrent jail never reads half a program. The aside file is
+        # unique per call (mkstemp), not per process: threads of one process grading their first tasks
+        # at once each write the filter, and a name shared by pid let one rename the other's file away.
+        with atomic_writer(path, "wb") as handle:
+            handle.write(program)
     return str(path)
