@@ -36,7 +36,9 @@
 # (GPU_CHECK_TASK_PYTHON: the task environments' interpreter, since .gpu/wheels holds cp312 wheels;
 #  GPU_CHECK_BASE_MODEL=DIR starts SFT from DIR instead of init + pretrain, so that a smoke run's model
 #  answers well enough for GRPO and the evals to grade real patches. Other knobs: GPU_CHECK_SIZE,
-#  GPU_CHECK_PRETRAIN_MIN, GPU_CHECK_SFT_STEPS, GPU_CHECK_GRPO_STEPS.)
+#  GPU_CHECK_PRETRAIN_MIN, GPU_CHECK_SFT_STEPS, GPU_CHECK_GRPO_STEPS; GPU_CHECK_SHORT=1 skips the sampled
+#  evals and starts GRPO only before 200 s, for a second look in under 5 minutes, e.g.
+#  GPU_CHECK_SHORT=1 GPU_CHECK_PRETRAIN_MIN=0.5 GPU_CHECK_SFT_STEPS=150 GPU_CHECK_GRPO_STEPS=5 bash bench/gpu_check.sh)
 #
 # What it needs beside the tracked tree (ignored by .git/info/exclude, carried; 35 MB in all):
 #   .whl/         the wheels the device's python lacks (pip download --no-deps, cp312 manylinux);
@@ -137,6 +139,9 @@ EVAL_JOBS = 2 if SMALL else 48  # an eval's attempts in flight: the model's batc
 #: ends inside 8 minutes even when a stage is slower than planned; what is skipped is said in results.json.
 LATEST_START = {"the sampled eval of the SFT model": 300, "GRPO and the evals after it": 360,
                 "the sampled eval after GRPO": 440}  # fmt: skip
+if os.environ.get("GPU_CHECK_SHORT") == "1":  # a second, shorter look (under 5 minutes): no sampled evals
+    LATEST_START = {"the sampled eval of the SFT model": 0, "GRPO and the evals after it": 200,
+                    "the sampled eval after GRPO": 0}  # fmt: skip
 if SMALL:
     torch.set_num_threads(1)
 
