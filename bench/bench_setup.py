@@ -161,7 +161,7 @@ def check(project: Project, label: str, sha: str, repos: Path, cache: Path, time
         "disk_mb": disk_mb(new) if new else None,
     }
     keep = ("built", "collected", "tests", "passed", "failed", "skipped", "seconds", "cause", "cause_kind",
-            "system_packages", "python", "log")  # fmt: skip
+            "system_packages", "python", "log", "complete", "suite", "suite_source")  # fmt: skip
     row.update({key: result.get(key) for key in keep})
     return row
 
@@ -199,6 +199,8 @@ def pass_fraction(row: dict) -> str:
 def cell(row: dict | None) -> str:
     if row is None:
         return "pending"
+    if row.get("built") and row.get("collected") and row.get("complete") is False:
+        return f"ok, {row['tests']} collected, cut at the time limit"
     if row.get("built") and row.get("collected"):
         return f"ok {pass_fraction(row)} of {row['tests']}, {row['wall_s']:.0f} s"
     return f"**{row.get('cause_kind')}**"
