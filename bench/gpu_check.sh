@@ -44,6 +44,8 @@
 #   .whl/         the wheels the device's python lacks (pip download --no-deps, cp312 manylinux);
 #   .gpu/wheels/  what the task environments install (cp312); .gpu/repos/, .gpu/data/: tasks, repos,
 #                 SFT rows; .gpu/debs/: Debian's bubblewrap package.
+# To build both from scratch on a networked Debian machine (pinned wheels, the debs, a learning benchmark
+# work folder's split, SFT rows and repositories): bash bench/gpu_payload.sh LEARN_WORK (its header says how).
 { # one compound command: bash reads the whole script before it runs any of it
 set -uo pipefail
 cd "$(dirname "$0")/.."
