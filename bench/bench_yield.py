@@ -154,6 +154,7 @@ def main() -> None:
     )
     parser.add_argument("--only", nargs="*", default=None, help="directories of the projects to run")
     parser.add_argument("-j", "--workers", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=11, help="draws the sample of fix candidates")
     parser.add_argument(
         "--grade-max", type=int, default=6, help="kept tasks graded gold and empty per project"
     )
