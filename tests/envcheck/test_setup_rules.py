@@ -6,6 +6,8 @@
 - A suite that fails on a git submodule the clone never checked out (tomlkit's toml-test data) says
   `submodule_missing: <path>` instead of a bare collection error: nothing but the package index is
   reachable, so the fix is the user's clone (`--recurse-submodules`), and the cause has to say so.
+- A build that downloads while it builds (jaraco.functools' licence plugin) says `build_needs_network`
+  instead of a bare `install_failed`: no rule can make it build where only the index is reachable.
 """
 
 from __future__ import annotations
@@ -125,3 +127,26 @@ def test_validation_names_the_empty_submodule_a_candidate_failed_on(toy_task, tm
     outcome = run.outcomes["needs-data"]
     assert outcome.verdict is Verdict.ENV_BROKEN
     assert outcome.detail.startswith("submodule_missing: tests/data; same error before and after the fix: ")
+
+
+#: A setup.py that downloads while it builds, as jaraco's backend plugin fetches its licence text.
+DOWNLOADING_SETUP_PY = """import urllib.request
+
+from setuptools import setup
+
+with urllib.request.urlopen("https://licenses.example.invalid/MIT.txt", timeout=10) as response:
+    LICENSE = response.read().decode()
+
+setup()
+"""
+
+
+@pytest.mark.slow
+def test_a_build_that_downloads_while_it_builds_is_named_build_needs_network(toy_task, tmp_path):
+    """jaraco.functools' shape: its build backend fetches a licence text; only the index is reachable."""
+    repo = clone(toy_task.repo_source, tmp_path / "calc")
+    commit_files(repo, {"setup.py": DOWNLOADING_SETUP_PY}, "build: fetch the licence")
+    found = check(repo)
+    assert (found["built"], found["collected"], found["cause_kind"]) == (False, False, "build_needs_network")
+    assert "building the repository tried to reach a host" in found["cause"]
+    assert "Name or service not known" in Path(found["log"]).read_text()  # the build log that shows it

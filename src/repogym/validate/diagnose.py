@@ -154,6 +154,15 @@ def missing_submodules(log: str, checkout: Path | None) -> list[str]:
 
 _BUILD_LOG = re.compile(r"failed \((timed out|exit code -?\d+)\); log (\S+);")
 #: pythons.choose_python's and interpreters.pick_interpreter's words for a Python that is not installed.
+#: A name that could not be resolved, in the words of Python's socket module, curl, requests or Node.
+_NAME_UNRESOLVED = re.compile(
+    r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
+    r"Could not resolve host|getaddrinfo (?:ENOTFOUND|EAI_AGAIN|failed)"
+)
+#: The installer's words when the repository's own build (its backend, setup.py) failed, not a download.
+_OWN_BUILD_FAILED = re.compile(
+    r"The build backend returned an error|Failed to build `|setup\.py[^\n]*did not run successfully"
+)
 _NO_PYTHON = re.compile(r"needs (?:the )?Python [^\n]*none installed")
 _TIMED_OUT = (
     "timed out: the build ran past its wall-clock limit (a loaded machine or a source build; see the log)"
@@ -170,6 +179,9 @@ class SetupCause(enum.StrEnum):
     SYSTEM_PACKAGE_MISSING = "system_package_missing"
     """The build needed a C library or program the machine lacks; the detail names the Debian package."""
     BUILD_TIMED_OUT = "build_timed_out"
+    BUILD_NEEDS_NETWORK = "build_needs_network"
+    """Building the repository reached for a host (a download while the build backend ran) and could not
+    resolve it: only the package index is reachable, so no rule here can make that build succeed."""
     INSTALL_FAILED = "install_failed"
     """The installer failed for another reason; the detail quotes its error line."""
     SUBMODULE_MISSING = "submodule_missing"
@@ -220,6 +232,14 @@ def diagnose_build(message: str) -> BuildDiagnosis:
     needs = find_system_needs(log or message)
     if needs:
         return BuildDiagnosis(SetupCause.SYSTEM_PACKAGE_MISSING, describe_needs(needs), needs, path)
+    text = log or message
+    if _OWN_BUILD_FAILED.search(text) and (unresolved := _NAME_UNRESOLVED.search(text)):
+        return BuildDiagnosis(
+            SetupCause.BUILD_NEEDS_NETWORK,
+            f"building the repository tried to reach a host ({unresolved.group(0)}): only the package index "
+            "is reachable; an env file's install steps can build it from files in the repository instead",
+            log=path,
+        )
     cause = build_failure_cause(message) or build_failure_cause(log[-20000:])
     return BuildDiagnosis(SetupCause.INSTALL_FAILED, cause, log=path)
 
