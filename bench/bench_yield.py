@@ -58,6 +58,8 @@ def mine(project: Project, repos: Path, work: Path) -> int:
                    "--repo-name", project.name, "--out", str(fixes)]  # fmt: skip
         with (out / "mine.log").open("w") as log:
             subprocess.run(["nice", "-n", "19", *command], stdout=log, stderr=subprocess.STDOUT, check=False)
+        if not fixes.exists() and "nothing produced" in (out / "mine.log").read_text():
+            fixes.write_text("")  # no commit in the window became a candidate: 0, not pending
     return len(read_jsonl(fixes))
 
 
