@@ -165,3 +165,48 @@ def test_a_validated_task_grades_answers_within_ten_times_its_test_time(batch):
         assert (longer.grade_limits.wall_s, longer.grade_limits.cpu_s) == (1200.0, 1200)  # CPU no tighter
     finally:
         env.close()
+
+
+#: A test of `add` that never ends while `add` is wrong (the shape of click's pager test before its fix).
+HANGING_ADD_TEST = """from calc import add, mul
+
+
+def test_mul():
+    assert mul(2, 3) == 6
+
+
+def test_add_ends():
+    while add(2, 3) != 5:
+        pass
+"""
+INDEPENDENT_TEST_MODULE = """diff --git a/tests/test_other.py b/tests/test_other.py
+new file mode 100644
+--- /dev/null
++++ b/tests/test_other.py
+@@ -0,0 +1,2 @@
++def test_independent():
++    assert 2 * 2 == 4
+"""
+
+
+def test_a_file_that_hangs_before_the_fix_leaves_the_other_files_tests_out_of_fail_to_pass(toy, tmp_path):
+    """Before the fix one test file hangs until the time limit; a test of another file that passes all along
+    is PASS_TO_PASS, not FAIL_TO_PASS (before, the cut run left every test unreported)."""
+    from repogym.sandbox.base import Limits
+    from repogym.testing import toy_patch
+    from repogym.validate import ValidateConfig, validate_candidates
+
+    from ..support.tasks import as_candidate
+
+    test_patch = toy_patch(toy, "tests/test_calc.py", HANGING_ADD_TEST) + INDEPENDENT_TEST_MODULE
+    candidate = as_candidate(toy, "hangs-before-fix", test_patch=test_patch)
+    out = tmp_path / "tasks.jsonl"
+    validate_candidates(
+        [candidate], out, ValidateConfig(workers=1, limits=Limits.for_timeout(20), scrub=False)
+    )
+    (task,) = load_tasks(out)
+    assert (
+        "tests/test_calc.py::test_add_ends" in task.FAIL_TO_PASS
+    )  # the hanging file's tests stay unknown before
+    assert "tests/test_other.py::test_independent" not in task.FAIL_TO_PASS
+    assert "tests/test_other.py::test_independent" in task.PASS_TO_PASS

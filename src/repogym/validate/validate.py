@@ -211,10 +211,14 @@ def _run_files(task: Task, episode: Episode, files: list[str], log_base: Path) -
     """Run the test files together; when that run is not trusted, run each file alone.
 
     pytest stops before running anything when one file fails to collect (a test module that imports
-    what the fix adds), which would hide the other files' real outcomes.
+    what the fix adds), which would hide the other files' real outcomes. A run cut by the time limit is
+    run file by file too: a bug that hangs one file (click's pager before its fix) would otherwise leave
+    every test of every file unreported before the fix, and each of them passing after would be taken
+    for FAIL_TO_PASS, tests that passed all along among them. It costs the hanging file's limit again,
+    once per trial, and only for candidates whose run hung.
     """
     report = run_directives(task, episode, files, log_base.with_name(log_base.name + ".log"))
-    if report.collected or report.timed_out or len(files) < 2:
+    if report.collected or len(files) < 2:
         return report
     merged: TestReport | None = None
     for index, path in enumerate(files):
