@@ -18,7 +18,6 @@ substitutions), so this reads the few shapes above and gives up (no paths) on an
 
 from __future__ import annotations
 
-import configparser
 import re
 import shlex
 from dataclasses import dataclass
@@ -26,6 +25,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
+
+from repogym.validate.metadata_files import read_config
 
 #: pytest options whose value is the next word (`--cov jmespath`): that word is never a path to collect.
 _VALUED_OPTIONS = frozenset(
@@ -107,13 +108,9 @@ def _tox_commands(tox: Path) -> list[str]:
     """Every `commands` value of tox.ini's test environments, `{posargs}` and the like dropped."""
     if not tox.is_file():
         return []
-    parser = configparser.RawConfigParser(strict=False)
-    try:
-        parser.read_string(_read(tox))
-    except configparser.Error:
-        return []
+    parser = read_config(_read(tox))
     return [
-        re.sub(r"\{[^}]*\}", "", parser.get(section, "commands"))
+        re.sub(r"\{[^}]*\}", "", parser.get(section, "commands", raw=True))
         for section in parser.sections()
         if section.startswith("testenv") and parser.has_option(section, "commands")
     ]
