@@ -41,6 +41,14 @@ def test_cases():
 GITMODULES = '[submodule "data"]\n\tpath = tests/data\n\turl = https://example.invalid/data.git\n'
 
 
+def add_empty_submodule(repo: Path) -> None:
+    """Commit `tests/data` as a submodule the way a plain clone leaves one: a gitlink in the tree, an empty
+    folder in the checkout."""
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{head},tests/data")
+    git(repo, "commit", "-q", "-m", "tests/data: the submodule")
+
+
 def check(repo: Path) -> dict:
     result = RUNNER.invoke(app, ["env", "check", str(repo), "--json"], env={"COLUMNS": "200"})
     assert result.exit_code in (0, 1), result.output
@@ -89,15 +97,7 @@ def test_a_suite_that_reads_an_empty_submodule_names_it(toy_task, tmp_path):
     commit_files(
         repo, {".gitmodules": GITMODULES, "tests/test_data.py": DATA_TEST}, "test data as a submodule"
     )
-    # The submodule as a plain clone leaves it: a gitlink in the tree, an empty folder in the checkout.
-    git(
-        repo,
-        "update-index",
-        "--add",
-        "--cacheinfo",
-        f"160000,{git(repo, 'rev-parse', 'HEAD').strip()},tests/data",
-    )
-    git(repo, "commit", "-q", "-m", "tests/data: the submodule")
+    add_empty_submodule(repo)
     found = check(repo)
     assert found["built"] is True and found["collected"] is False
     assert found["cause_kind"] == "submodule_missing"
@@ -113,14 +113,7 @@ def test_validation_names_the_empty_submodule_a_candidate_failed_on(toy_task, tm
     repo = clone(toy_task.repo_source, tmp_path / "calc")
     conftest = DATA_TEST.split("\n\n\n")[0] + "\n"  # every module fails to collect, before and after the fix
     commit_files(repo, {".gitmodules": GITMODULES, "tests/conftest.py": conftest}, "test data as a submodule")
-    git(
-        repo,
-        "update-index",
-        "--add",
-        "--cacheinfo",
-        f"160000,{git(repo, 'rev-parse', 'HEAD').strip()},tests/data",
-    )
-    git(repo, "commit", "-q", "-m", "tests/data: the submodule")
+    add_empty_submodule(repo)
     candidate = as_candidate(toy_task, "needs-data", base_commit=git(repo, "rev-parse", "HEAD").strip(),
                              repo_source=str(repo))  # fmt: skip
     run = validate_candidates([candidate], tmp_path / "tasks.jsonl", ValidateConfig(workers=1, scrub=False))
