@@ -25,7 +25,17 @@ REPLIES = {
     "gold": [tool_call("view_file", path=SOURCE), tool_call("str_replace", **FIX), tool_call("submit")],
     "wrong": [tool_call("str_replace", **WRONG_FIX), tool_call("submit")],
     "out_of_turns": [tool_call("str_replace", **FIX), "thinking", "still thinking", "never reached"],
+    "broken": [
+        tool_call("str_replace", path=SOURCE, old="return a - b", new="return a +"),
+        tool_call("submit"),
+    ],
+    # SkyRL stops this one past max_input_length after two replies, and never tells the env
+    "cut_for_length": [tool_call("str_replace", **WRONG_FIX), "thinking"],
 }
+#: The agent mode's floor with the env's default reward (tests 1.0, compile 0.5, diff 0.1): SkyRL's reward is
+#: repogym's minus it, so that a trajectory cut for length (0.0) earns no more than any graded attempt.
+AGENT_FLOOR = -1.6
+AGENTLESS_FLOOR = -2.6
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +72,8 @@ def test_an_agentless_reply_is_rewarded_as_repogym_grade_grades_its_diff(
     (gold,) = seen["agentless_gold"]["steps"]
     expected = compute_score("repogym", gold_answer, truth_of(agentless_export), {})
     assert cli_grade("--gold")["outcome"] == expected["outcome"] == "RESOLVED"
-    assert gold == {"observations": [], "reward": 2.0, "done": True, "metadata": expected}
+    assert expected["score"] == 2.0
+    assert gold == {"observations": [], "reward": 2.0 - AGENTLESS_FLOOR, "done": True, "metadata": expected}
     (wrong,) = seen["agentless_wrong"]["steps"]
     assert (
         cli_grade("--patch", diff_file(tmp_path, "    return a * b", "    return b * a"))["outcome"]
@@ -73,7 +84,8 @@ def test_an_agentless_reply_is_rewarded_as_repogym_grade_grades_its_diff(
 
 def test_an_agent_episode_is_rewarded_as_repogym_grade_grades_its_diff(seen, cli_grade, tmp_path):
     steps = seen["agent_gold"]["steps"]
-    assert [(step["done"], step["reward"]) for step in steps] == [(False, 0.0), (False, 0.0), (True, 1.0)]
+    assert [(step["done"], step["reward"]) for step in steps] == [(False, 0.0), (False, 0.0), (True, 2.6)]
+    assert steps[2]["metadata"]["score"] == 1.0 == 2.6 + AGENT_FLOOR
     assert (
         steps[1]["observations"][0]["role"] == "user"
         and "return a + b" in steps[1]["observations"][0]["content"]
@@ -82,6 +94,25 @@ def test_an_agent_episode_is_rewarded_as_repogym_grade_grades_its_diff(seen, cli
     assert seen["agent_gold"]["metrics"] == {"turns": 3, "resolved": 1.0, "format_error": 0.0}
     wrong = seen["agent_wrong"]["steps"][-1]
     outcome = cli_grade("--patch", diff_file(tmp_path, "    return a - b", "    return a * b"))["outcome"]
-    assert (wrong["done"], wrong["reward"], wrong["metadata"]["outcome"]) == (True, 0.0, outcome)
+    assert (wrong["done"], wrong["reward"], wrong["metadata"]["outcome"]) == (True, 1.6, outcome)
+    assert wrong["metadata"]["score"] == 0.0
     cut = seen["agent_out_of_turns"]["steps"]  # fixed, never submitted: graded at SkyRL's max_turns
     assert len(cut) == MAX_TURNS and cut[-1]["done"] and cut[-1]["metadata"]["outcome"] == "RESOLVED"
+
+
+def test_a_trajectory_cut_for_length_earns_no_more_than_a_graded_broken_patch(seen):
+    """The attack: a policy that cannot fix a task talks past SkyRL's length budget instead of submitting, since
+    SkyRL stops such a trajectory without stepping the env again, and an ungraded trajectory earned 0.0 while a
+    submitted patch that does not compile earned -0.5. Read in both of SkyRL's reward modes: the last step's
+    reward, and the sum of the per-turn rewards."""
+    broken = seen["agent_broken"]["steps"][-1]
+    # the module no longer imports: its tests never run
+    assert broken["done"] and broken["metadata"]["outcome"] == "TESTS_DID_NOT_RUN"
+    assert broken["metadata"]["score"] == -0.5  # the compile term: repogym's own reward of the attempt
+    cut = [step["reward"] for step in seen["agent_cut_for_length"]["steps"]]
+    assert len(cut) == 2 and not any(step["done"] for step in seen["agent_cut_for_length"]["steps"])
+    graded = [
+        seen[f"agent_{name}"]["steps"][-1]["reward"] for name in ("gold", "wrong", "broken", "out_of_turns")
+    ]
+    assert max(sum(cut), cut[-1]) <= min(graded)
+    assert min(graded) == broken["reward"] > 0.0  # strictly: submitting anything beats running out the budget

@@ -6,8 +6,10 @@ import dataclasses
 import json
 import textwrap
 
+import hypothesis
 import pytest
 import yaml
+from hypothesis import strategies as st
 
 from repogym.config import RewardComponentConfig, RewardConfig
 from repogym.env.base import default_reward_config
@@ -268,3 +270,39 @@ def test_the_penalty_is_configurable_and_must_be_finite():
     assert reward(**facts(grade=_forged())).total == -3.0
     with pytest.raises(ConfigError, match="forged_report_penalty"):
         compose({"components": [{"name": "t", "fn": "tests_pass"}], "forged_report_penalty": float("nan")})
+
+
+@pytest.fixture(scope="module")
+def given_value_fn(tmp_path_factory):
+    """A component returning its `given` option (a dotted-path user function), importable for this module."""
+    folder = tmp_path_factory.mktemp("floor_rewards")
+    (folder / "floor_rewards.py").write_text("def value(*, given, **_):\n    return given\n")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(folder))
+        yield "floor_rewards:value"
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(
+    weights=st.lists(st.floats(-3, 3, allow_nan=False), min_size=1, max_size=4),
+    values=st.lists(st.sampled_from([-1.0, -0.5, 0.0, 0.5, 1.0, None]), min_size=4, max_size=4),
+    penalty=st.floats(-3, 0, allow_nan=False),
+    forged=st.booleans(),
+)
+def test_no_attempt_totals_below_the_floor(given_value_fn, weights, values, penalty, forged):
+    """`floor` is what SkyRL's bridge shifts by so that an ungraded trajectory (0.0 after the shift) earns no
+    more than any graded one: it must bound every total, forged grades included, for any weights."""
+    components = [
+        {"name": f"c{i}", "weight": w, "fn": given_value_fn, "kwargs": {"given": values[i]}}
+        for i, w in enumerate(weights)
+    ]
+    reward = compose({"components": components, "forged_report_penalty": penalty})
+    outcome = Outcome.REPORT_FORGED if forged else Outcome.UNRESOLVED
+    total = reward(**facts(grade=GradeResult("t", outcome, ResolvedStatus.NO))).total
+    assert total >= reward.floor
+    assert reward.floor == min(penalty, -sum(abs(w) for w in weights))
+
+
+def test_the_default_floors_are_the_lowest_totals_the_defaults_can_reach():
+    assert compose(default_reward_config("agent")).floor == pytest.approx(-1.6)
+    assert compose(default_reward_config("agentless")).floor == pytest.approx(-2.6)

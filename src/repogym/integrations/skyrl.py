@@ -14,18 +14,31 @@ from `reward_spec.ground_truth` or, as the verl export writes it, `reward_model.
 - agent rows: `init` opens a sandbox episode of the task (`repogym.integrations.episodes`); each reply's
   tool calls run in it and their output comes back as a user message; the episode ends on `submit`, or
   at SkyRL's `max_turns` (its diff graded as RepoEnv grades a truncated episode); `close` closes it.
-  A trajectory SkyRL stops for length is never stepped again, so its diff is not graded: it earns 0.0.
 
-The final step's reward is the env's reward of the grade; its metadata holds the verdict (`score`, `acc`,
-`format_error`, `outcome`), and `get_metrics` the numeric part for SkyRL's logs.
+A trajectory SkyRL stops for length (its input past `max_input_length`) is never stepped again and the env
+is not told: its diff is not graded, and its reward is whatever its steps returned. Were that 0.0 while a
+graded attempt can score below it (a patch that does not compile: -0.5 with the defaults), a policy that
+cannot fix a task would learn to talk until the budget runs out rather than submit. So the reward SkyRL
+sees is repogym's reward shifted up by the reward's floor (`ComposedReward.floor`, the lowest total any
+attempt can get: -1.6 in agent mode, -2.6 agentless, with the defaults): every step before the last
+earns 0.0, the last `score - floor` >= 0, and a trajectory cut anywhere earns 0.0, no more than the worst
+graded attempt. The shift is the same for every trajectory, so GRPO's group-normalised advantages are
+those of repogym's reward; SkyRL's `zero_reward_on_non_stop` (0.0 for a trajectory stopped for length)
+then means what it says. It holds in both of SkyRL's reward modes (the last step's reward, or the sum of
+per-turn rewards), which the env cannot tell apart.
+
+The final step's metadata holds the verdict as repogym grades it (`score`: the unshifted reward, `acc`,
+`format_error`, `outcome`) and `get_metrics` the numeric part for SkyRL's logs.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Mapping
 from typing import Any
 
+from repogym.env.base import build_reward
 from repogym.errors import DatasetError
 from repogym.integrations.episodes import EPISODES
 from repogym.integrations.rows import GroundTruth, Mode, Verdict, answer_verdict
@@ -35,6 +48,32 @@ ENV_ID = "repogym"
 ENTRY_POINT = f"{__name__}:RepogymTextEnv"
 #: Turns an agent episode gets when SkyRL gives none (its generator sets `extras["max_turns"]`).
 DEFAULT_MAX_TURNS = 30
+
+_log = logging.getLogger(__name__)
+
+
+@functools.cache
+def reward_floor(mode: Mode) -> float:
+    """The lowest total the mode's reward can give (the bridges grade with the env's default reward)."""
+    return build_reward(None, mode.value).floor
+
+
+def skyrl_reward(verdict: Verdict, mode: Mode) -> float:
+    """What SkyRL is given for an ended episode: repogym's reward minus its floor (see the module), never
+    below the 0.0 a trajectory cut for length gets; a component outside its documented [-1, 1] is logged.
+
+    >>> skyrl_reward(Verdict(-0.5), Mode.AGENT), skyrl_reward(Verdict(1.0), Mode.AGENT)
+    (1.1, 2.6)
+    """
+    shifted = verdict.score - reward_floor(mode)
+    if shifted < 0.0:
+        _log.warning(
+            "repogym reward %.3f is below its floor %.3f (a component outside [-1, 1]): given to SkyRL as 0.0",
+            verdict.score,
+            reward_floor(mode),
+        )
+        return 0.0
+    return round(shifted, 12)
 
 
 def register() -> None:
@@ -122,7 +161,7 @@ class TextEnvLogic:
         assert self.verdict is not None
         return {
             "observations": [],
-            "reward": self.verdict.score,
+            "reward": skyrl_reward(self.verdict, self.truth.mode),
             "done": True,
             "metadata": self.verdict.to_dict(),
         }

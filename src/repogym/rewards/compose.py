@@ -89,6 +89,21 @@ class ComposedReward:
     def names(self) -> list[str]:
         return [component.name for component in self.components]
 
+    @property
+    def floor(self) -> float:
+        """The lowest total this reward can give: every component at the end of its range [-1, 1] that its
+        weight makes lowest (the components' documented convention), or the forged-report penalty when lower.
+
+        A trainer that leaves some trajectories ungraded (SkyRL stops one past its length budget without
+        telling the env) must not reward them above any graded attempt; this is the bound it shifts by.
+
+        >>> compose({"components": [{"name": "t", "weight": 1.0, "fn": "tests_pass"},
+        ...                         {"name": "c", "weight": -0.5, "fn": "compile_pass"}]}).floor
+        -1.5
+        """
+        lowest = -sum(abs(component.weight) for component in self.components)
+        return min(lowest, self.forged_report_penalty)
+
     def __call__(self, **facts: Any) -> RewardBreakdown:
         weighted: dict[str, float | None] = {}
         raw: dict[str, float | None] = {}
