@@ -4,11 +4,15 @@ served over HTTP on loopback by `repogym serve`."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -119,6 +123,9 @@ def test_difficulty_reads_the_gold_patch_tests_and_statement_when_none_is_stated
         (["--route", "small=scripted:gold,large=scripted:gold", "--policy", "scripted:gold"], "drop --policy"),
         (["--policy", "scripted:gold", "--by", "difficulty"], "--by: only with --route"),
         (["--policy", "scripted:gold", "--threshold", "0.5"], "--threshold: only with --route"),
+        (["--policy", "openai:m", "--endpoint", "large=http://127.0.0.1:1/v1"], "--endpoint: only with --route"),
+        (["--route", "small=scripted:gold,large=openai:m", "--endpoint", "large=127.0.0.1:8000"], "--endpoint 'large=127.0.0.1:8000': write KEY=URL"),
+        (["--route", "small=scripted:gold,large=openai:m", "--endpoint", "small=http://127.0.0.1:1/v1"], "the small policy is 'scripted:gold'; only an openai: policy"),
     ],
 )  # fmt: skip
 def test_bad_route_input_is_one_line_naming_the_option_and_exit_2(tmp_path, more, message):
@@ -130,6 +137,27 @@ def test_bad_route_input_is_one_line_naming_the_option_and_exit_2(tmp_path, more
 SERVE = "from repogym.cli import main; main()"
 
 
+@contextlib.contextmanager
+def served(model: Path, name: str) -> Iterator[str]:
+    """`repogym serve MODEL` on a free loopback port: its /v1 URL while it runs."""
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVE, "serve", str(model), "--port", "0", "--name", name],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    try:
+        line = server.stdout.readline()  # "serving NAME at http://127.0.0.1:PORT/v1"
+        assert line.startswith(f"serving {name} at http://127.0.0.1:"), line
+        yield line.split(" at ", 1)[1].strip()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def completed(url: str) -> int:
+    with urllib.request.urlopen(url.removesuffix("/v1") + "/health", timeout=10) as response:
+        return json.loads(response.read())["completed"]
+
+
 def test_the_large_policy_may_be_an_openai_endpoint_and_its_tokens_are_priced(tmp_path, tiny_model, toy_task):
     """A random 1.4M-parameter model served on loopback resolves nothing; what matters is that its attempts ran
     through the endpoint, their tokens are counted and priced, and routing sends the hard task to it."""
@@ -138,22 +166,13 @@ def test_the_large_policy_may_be_an_openai_endpoint_and_its_tokens_are_priced(tm
                 toy_task.replace(instance_id="toy__calc-2", metadata={"difficulty": "hard"})], tasks)  # fmt: skip
     script = tmp_path / "small.jsonl"
     script.write_text(json.dumps({"actions": [FIX, "submit()"]}) + "\n")
-    server = subprocess.Popen(
-        [sys.executable, "-c", SERVE, "serve", str(tiny_model), "--port", "0", "--name", "tiny"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env={**os.environ, "COLUMNS": "200"},
-    )  # fmt: skip
-    try:
-        line = server.stdout.readline()  # "serving tiny at http://127.0.0.1:PORT/v1"
-        assert line.startswith("serving tiny at http://127.0.0.1:"), line
+    with served(tiny_model, "tiny") as url:
         out = tmp_path / "routed"
         command = ["eval", str(tasks), "--route", f"small=scripted:{script},large=openai:tiny", "--base-url",
-                   line.split(" at ", 1)[1].strip(), "--max-steps", "2", "--reply-tokens", "8", "--price",
+                   url, "--max-steps", "2", "--reply-tokens", "8", "--price",
                    "small=0/0", "--price", "large=2/8", "--bootstrap", "100", "--out", str(out)]  # fmt: skip
         result = cli(*command)
         assert result.exit_code == 0, result.output
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     summary = json.loads((out / "summary.json").read_text())
     routing = summary["routing"]
     large = stored_rows(out / "large")
@@ -174,6 +193,30 @@ def test_the_large_policy_may_be_an_openai_endpoint_and_its_tokens_are_priced(tm
     shown = cli(*command, "--threshold", "1")
     assert shown.exit_code == 0, shown.output
     assert "large alone" in shown.output and "small alone" in shown.output
+
+
+def test_two_openai_policies_each_reach_their_own_endpoint(tmp_path, tiny_model, toy_task):
+    """Small and large on two endpoints (a cheap model's server and a strong one's): --endpoint gives each its
+    own; --base-url, a dead port here, is the fallback neither uses."""
+    tasks = tmp_path / "tasks.jsonl"
+    save_tasks([toy_task.replace(instance_id="toy__calc-1", metadata={"difficulty": "easy"}),
+                toy_task.replace(instance_id="toy__calc-2", metadata={"difficulty": "hard"})], tasks)  # fmt: skip
+    with served(tiny_model, "cheap") as cheap, served(tiny_model, "strong") as strong:
+        out = tmp_path / "routed"
+        result = cli("eval", str(tasks), "--route", "small=openai:cheap,large=openai:strong", "--base-url",
+                     "http://127.0.0.1:1/v1", "--endpoint", f"small={cheap}", "--endpoint", f"large={strong}",
+                     "--max-steps", "2", "--reply-tokens", "8", "--bootstrap", "100", "--out", str(out))  # fmt: skip
+        assert result.exit_code == 0, result.output
+        served_by = {"small": completed(cheap), "large": completed(strong)}
+    for key, count in served_by.items():
+        rows = stored_rows(out / key)
+        assert {row["policy_id"] for row in rows.values()} == {
+            f"openai:{'cheap' if key == 'small' else 'strong'}"
+        }
+        assert all(row["prompt_tokens"] > 0 for row in rows.values())  # every attempt was answered
+        assert (
+            count >= len(rows) == 2
+        )  # each server answered its own policy's turns (two tasks, 1-2 turns each)
 
 
 def test_the_report_draws_the_routing_curve_between_each_policy_alone(world, tmp_path):

@@ -1,4 +1,4 @@
-"""`repogym eval`'s routing options (--route, --by, --threshold, --verifier, --price): declared once, here, and
+"""`repogym eval`'s routing options (--route, --by, --threshold, --verifier, --price, --endpoint): declared once, here, and
 read into a `repogym.evaluate.routing.Route`; the verifier, which `evaluate` may not import, is loaded here."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from repogym.evaluate.routing import (
     ROUTE_KEYS,
     Route,
     check_threshold,
+    parse_endpoint,
     parse_predictor,
     parse_price,
     parse_route,
@@ -68,6 +69,14 @@ class RouteOptions(OptionGroup):
             "(repeatable; the curve then shows money).",
         ),
     ] = None
+    endpoint: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--endpoint",
+            help="With --route, KEY=URL: an openai: policy's own endpoint in place of --base-url, e.g. "
+            "large=https://api.example.com/v1 (repeatable: two endpoints, one per policy).",
+        ),
+    ] = None
 
     def parsed(self, attempts: AttemptOptions) -> Route | None:
         """The route these options give (its verifier not yet loaded: `with_verifier`), None without --route;
@@ -83,15 +92,26 @@ class RouteOptions(OptionGroup):
         by, folder = parse_predictor(self.by or "difficulty", self.verifier)
         threshold = check_threshold(DEFAULT_THRESHOLD if self.threshold is None else self.threshold)
         prices = dict(parse_price(text) for text in self.price or [])
+        endpoints = dict(parse_endpoint(text) for text in self.endpoint or [])
+        for key, url in endpoints.items():
+            if not policies[key].startswith("openai:"):
+                raise ConfigError(
+                    f"--endpoint {key}={url}: the {key} policy is {policies[key]!r}; only an openai: policy has an "
+                    "endpoint"
+                )
         small, large = (
-            dataclasses.replace(attempts.policy_config(policies[key]), price=prices.get(key))
+            dataclasses.replace(
+                attempts.policy_config(policies[key]),
+                price=prices.get(key),
+                base_url=endpoints.get(key, attempts.base_url),
+            )
             for key in ROUTE_KEYS
         )
         return Route(small, large, by, threshold, folder)
 
     def _extras(self) -> dict[str, object]:
         return {"--by": self.by, "--threshold": self.threshold is not None, "--verifier": self.verifier,
-                "--price": self.price}  # fmt: skip
+                "--price": self.price, "--endpoint": self.endpoint}  # fmt: skip
 
 
 def with_verifier(route: Route) -> Route:

@@ -157,6 +157,22 @@ def parse_price(text: str) -> tuple[str, TokenPrice]:
     return key, TokenPrice(input_price, output_price)
 
 
+def parse_endpoint(text: str) -> tuple[str, str]:
+    """`--endpoint KEY=URL`: one route policy's OpenAI-compatible endpoint, in place of --base-url for it.
+
+    >>> parse_endpoint("large=https://api.example.com/v1")
+    ('large', 'https://api.example.com/v1')
+    """
+    key, _, url = (part.strip() for part in text.partition("="))
+    if key not in ROUTE_KEYS:
+        raise ConfigError(f"--endpoint {text!r}: unknown policy key {key!r}; use small=URL or large=URL")
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"--endpoint {text!r}: write KEY=URL with an http(s) URL, e.g. --endpoint large=http://127.0.0.1:8000/v1"
+        )
+    return key, url
+
+
 def keeps_small(risk: float, threshold: float) -> bool:
     """Whether the small policy keeps a task: its risk is below the threshold, and threshold 1 keeps all.
 
