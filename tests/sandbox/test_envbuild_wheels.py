@@ -6,6 +6,7 @@ imports it can only have been built from the folder.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -21,11 +22,11 @@ from repogym.task import EnvSpec
 _PROBE = "repogym_offline_probe"
 
 
-def _probe_wheel(folder: Path) -> None:
-    """A one-module wheel of a distribution that no package index has."""
+def _probe_wheel(folder: Path, origin: str = "the wheel folder") -> None:
+    """A one-module wheel of a distribution that no package index has; its module says `origin`."""
     dist_info = f"{_PROBE}-1.0.dist-info"
     with zipfile.ZipFile(folder / f"{_PROBE}-1.0-py3-none-any.whl", "w") as wheel:
-        wheel.writestr(f"{_PROBE}.py", "FROM = 'the wheel folder'\n")
+        wheel.writestr(f"{_PROBE}.py", f"FROM = {origin!r}\n")
         wheel.writestr(
             f"{dist_info}/METADATA", "Metadata-Version: 2.1\nName: repogym-offline-probe\nVersion: 1.0\n"
         )
@@ -41,9 +42,9 @@ def wheel_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """What the toy's environment installs (pip, the build backend, pytest and its needs) plus the probe.
     Filled from the index once; the build then reads the folder alone."""
     folder = tmp_path_factory.mktemp("wheels")
-    needs = ["pip", "setuptools", "wheel", "pytest", "pluggy", "iniconfig", "packaging"]
+    needs = ["pip", "setuptools", "wheel", "pytest"]  # with their dependencies: the build sees nothing else
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(folder), *needs],
+        [sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-d", str(folder), *needs],
         check=True,
     )  # fmt: skip
     _probe_wheel(folder)
@@ -76,3 +77,24 @@ def test_a_wheel_folder_that_is_not_there_is_named(toy_task, tmp_path, monkeypat
     monkeypatch.setenv("REPOGYM_WHEELS", str(tmp_path / "missing"))
     with pytest.raises(EnvBuildError, match=r"REPOGYM_WHEELS=.*missing: no such folder"):
         build_environment(toy_task)
+
+
+@pytest.mark.slow
+def test_a_wheel_rebuilt_in_place_gets_a_new_environment(toy_task, wheel_folder, tmp_path, monkeypatch):
+    """The folder is keyed by what it holds, not by its path: a wheel rebuilt under its old name (same version,
+    new code) must not be served from the environment built from the old one."""
+    folder = tmp_path / "wheels"
+    shutil.copytree(wheel_folder, folder)
+    folder.chmod(0o755)
+    monkeypatch.setenv("REPOGYM_WHEELS", str(folder))
+    task = toy_task.replace(instance_id="toy__calc-rebuilt", env=EnvSpec(packages=("repogym-offline-probe",)))
+
+    def probe() -> str:
+        with TaskRuntime.create(task).prepare().episode() as episode:
+            found = episode.run(f"python -c 'import {_PROBE}; print({_PROBE}.FROM)'")
+        assert found.ok, found.output
+        return found.output
+
+    assert "the wheel folder" in probe()
+    _probe_wheel(folder, "the rebuilt wheel")
+    assert "the rebuilt wheel" in probe()

@@ -35,6 +35,8 @@ on a small repository):
 from __future__ import annotations
 
 import configparser
+import hashlib
+import json
 import os
 import shlex
 import shutil
@@ -57,7 +59,13 @@ from repogym.sandbox.bwrap import SANDBOX_UID, is_root
 from repogym.sandbox.cache import cache_dir
 from repogym.sandbox.datedindex import DatedView, dated_view
 from repogym.sandbox.datedpins import exact_pins
-from repogym.sandbox.envkey import env_key, environment_packages, exclude_newer_timestamp, offline_wheels
+from repogym.sandbox.envkey import (
+    env_key,
+    environment_packages,
+    exclude_newer_timestamp,
+    offline_wheels,
+    wheels_listing,
+)
 from repogym.sandbox.interpreters import (
     Interpreter,
     find_interpreters,
@@ -344,17 +352,27 @@ def build_binds(pristine: Path, isolated: bool = True) -> tuple[Bind, ...]:
     it never leaves files in the jails' cache that the sandbox uid cannot read.
     """
 
-    uv_cache = cache_dir("uv-cache" if isolated else "uv-cache-local")
+    wheels = offline_wheels()
+    uv_cache = _uv_cache(isolated, wheels)
     if is_root():
         os.chown(uv_cache, SANDBOX_UID, SANDBOX_UID)
     binds = [Bind(Path(uv.find_uv_bin()), UV_JAIL), Bind(uv_cache, _UV_CACHE_JAIL, writable=True)]
     ca = host_ca_bundle()
     if ca is not None:
         binds.append(Bind(ca, _CA_JAIL))
-    wheels = offline_wheels()
     if wheels is not None:
         binds.append(Bind(wheels, _WHEELS_JAIL))
     return tuple(binds)
+
+
+def _uv_cache(isolated: bool, wheels: Path | None) -> Path:
+    """uv's cache for a build. Offline, one per content of the wheel folder (area `uv-cache-wheels`): uv keeps a
+    wheel by its file name (an index's wheels never change) and, offline, resolves from whatever its cache
+    holds, so a shared cache would install a wheel rebuilt in place as it was, and packages the folder lacks."""
+    if wheels is None:
+        return cache_dir("uv-cache" if isolated else "uv-cache-local")
+    digest = hashlib.sha256(json.dumps(wheels_listing(wheels)).encode()).hexdigest()[:16]
+    return cache_dir("uv-cache-wheels", digest if isolated else f"local-{digest}")
 
 
 def run_build_step(

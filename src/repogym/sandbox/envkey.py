@@ -3,7 +3,7 @@
 The key covers the repo, the interpreter, the packages installed before the
 install steps (the task's, and those its log parser needs), the install
 commands, `exclude_newer`, the folder of wheels of an offline build
-(`$REPOGYM_WHEELS`), and the install-relevant parts of the repository's
+(`$REPOGYM_WHEELS`: its path and each file's name, size and time), and the install-relevant parts of the repository's
 dependency files at the commit. The test command, the parser's name and the
 test variables do not count: tasks that differ only in how they run tests
 share one environment, as SWE-bench's per-version specs share theirs.
@@ -54,7 +54,7 @@ def env_key(task: Task, pristine: Path, interpreter: Interpreter) -> str:
     }
     wheels = offline_wheels()
     if wheels is not None:  # only then: every other key stays as it was
-        spec["wheels"] = str(wheels)
+        spec["wheels"] = [str(wheels), wheels_listing(wheels)]
     digest.update(json.dumps(spec, sort_keys=True).encode())
     digest.update(dependency_files_content(pristine))
     return digest.hexdigest()[:20]
@@ -69,6 +69,14 @@ def offline_wheels() -> Path | None:
     if not folder.is_dir():
         raise EnvBuildError(f"REPOGYM_WHEELS={given}: no such folder; give a folder of wheels, or unset it")
     return folder
+
+
+def wheels_listing(folder: Path) -> list[list[str | int]]:
+    """Each file of the wheel folder as [name, size, mtime in ns]: a folder refilled in place (a wheel added,
+    removed or rebuilt under its old name) keys new environments, not the ones built from what it held."""
+    with os.scandir(folder) as entries:
+        files = [(entry.name, entry.stat()) for entry in entries if entry.is_file()]
+    return [[name, stat.st_size, stat.st_mtime_ns] for name, stat in sorted(files)]
 
 
 def dependency_files_content(pristine: Path) -> bytes:

@@ -33,6 +33,7 @@ AREAS: dict[str, str] = {
     "envs-local": "environments built by the local backend (host paths inside; never used by jails)",
     "uv-cache": "uv's download and wheel cache (shared by environment builds)",
     "uv-cache-local": "uv's cache for the local backend's builds",
+    "uv-cache-wheels": "uv's caches of offline builds, one per content of $REPOGYM_WHEELS",
     "episodes": "writable layers of running episodes (leftovers of killed runs)",
     "logs": "test logs of grading and validation",
 }
