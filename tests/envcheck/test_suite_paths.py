@@ -55,6 +55,18 @@ def test_pytests_own_testpaths_are_left_to_pytest(tmp_path):
     assert suite_paths(root) is None
 
 
+def test_a_testpaths_outside_pytests_section_is_not_pytests(tmp_path):
+    """Another tool's `testpaths` (here a tox section, and a pyproject table of a test runner that is not pytest)
+    chooses nothing pytest collects: the CI command still names the suite."""
+    root = project(tmp_path, {
+        "tox.ini": "[testenv]\ncommands = pytest tests\n\n[flake8]\ntestpaths = extra\n",
+        "pyproject.toml": '[tool.ward]\ntestpaths = ["extra"]\n',
+    })  # fmt: skip
+    assert suite_paths(root) == SuitePaths(("tests",), "tox.ini")
+    (root / "setup.cfg").write_text("[tool:pytest]\ntestpaths =\n    tests\n")
+    assert suite_paths(root) is None  # pytest's own section chooses
+
+
 def test_nothing_is_taken_from_a_command_naming_a_missing_path_a_path_outside_the_checkout_or_no_path(
     tmp_path,
 ):

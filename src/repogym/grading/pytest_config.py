@@ -49,6 +49,37 @@ def pytest_config_changed(path: str, old: str, new: str) -> bool:
     return False
 
 
+def sets_option(path: str, text: str, option: str) -> bool:
+    """Whether the file `path` (by its name) holding `text` sets pytest's ini option `option` in what pytest
+    reads of it: a dedicated file's pytest section, or a shared file's pytest section only.
+
+    >>> sets_option("setup.cfg", "[flake8]\\ntestpaths = x\\n[tool:pytest]\\naddopts = -q\\n", "testpaths")
+    False
+    >>> sets_option("pyproject.toml", '[tool.pytest.ini_options]\\ntestpaths = ["tests"]\\n', "testpaths")
+    True
+    >>> sets_option("pytest.ini", "[pytest]\\ntestpaths =\\n    tests\\n", "testpaths")
+    True
+    """
+    name = PurePosixPath(path).name
+    if name.endswith(".toml"):
+        tables = _toml_tables(text)
+        if tables is None:
+            return False
+        tool_pytest, top = tables
+        sections = [top] if name in DEDICATED_FILES else []
+        if isinstance(tool_pytest, dict):
+            sections += [tool_pytest, tool_pytest.get("ini_options")]
+        return any(isinstance(section, dict) and option in section for section in sections)
+    if name not in DEDICATED_FILES | SHARED_FILES:
+        return False
+    return any(
+        line.split("=", 1)[0].split(":", 1)[0].strip() == option
+        for region in _ini_regions(text)
+        for line in region[1:]
+        if line[:1] not in (" ", "\t") and ("=" in line or ":" in line)
+    )
+
+
 def _toml_tables(text: str) -> tuple[Any, Any] | None:
     """The ``[tool.pytest]`` and top-level ``[pytest]`` tables of a TOML document; None when it does not parse."""
     try:
