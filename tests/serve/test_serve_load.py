@@ -65,6 +65,13 @@ def body(max_tokens: int, **extra) -> bytes:
     return json.dumps({"model": "tiny", "messages": MESSAGES, "max_tokens": max_tokens, **extra}).encode()
 
 
+def endless_body() -> bytes:
+    """A request that runs until something stops it: greedy, where the seeded tiny model never picks its end
+    token (6000 of 6000 tokens, measured); sampled at the server's default temperature 1.0 it drew the end token
+    after 2,500-4,100 tokens, sometimes within a 3 s timeout on an idle machine."""
+    return body(ENDLESS, temperature=0)
+
+
 def send_raw(server, data: bytes) -> socket.socket:
     """A client that sends a request and does not read the answer (the test closes it to hang up)."""
     port = server.server_address[1]
@@ -119,7 +126,7 @@ def test_two_clients_that_time_out_and_retry_do_not_wedge_the_server(serve):
 
 def test_a_disconnected_request_stops_generating(serve):
     server = serve()
-    connection = send_raw(server, body(ENDLESS))
+    connection = send_raw(server, endless_body())
     wait_for(server, lambda s: s["in_flight"] == 1 and s["tokens_generated"] > 0, "generating")
     connection.close()
     state = wait_for(server, idle, "idle after the client left")
@@ -132,9 +139,9 @@ def test_a_disconnected_request_stops_generating(serve):
 
 def test_a_full_queue_answers_503_with_retry_after_and_the_client_comes_back(serve):
     server = serve(max_batch=1, max_queue=1)
-    running = send_raw(server, body(ENDLESS))
+    running = send_raw(server, endless_body())
     wait_for(server, lambda s: s["in_flight"] == 1, "busy")
-    waiting = send_raw(server, body(ENDLESS))
+    waiting = send_raw(server, endless_body())
     wait_for(server, lambda s: s["queue_depth"] == 1, "queued")
     status, headers, reply = post(server, body(4))
     assert status == 503 and reply["error"]["code"] == "server_busy"
@@ -156,7 +163,7 @@ def test_a_full_queue_answers_503_with_retry_after_and_the_client_comes_back(ser
 
 def test_a_request_past_the_server_timeout_is_answered_504_and_dropped(serve):
     server = serve(request_timeout_s=3)
-    status, _, reply = post(server, body(ENDLESS))
+    status, _, reply = post(server, endless_body())
     assert status == 504 and reply["error"]["code"] == "timeout"
     assert "3 s timeout" in reply["error"]["message"] and "dropped" in reply["error"]["message"]
     state = wait_for(server, idle, "idle")
@@ -181,7 +188,7 @@ def test_requests_with_different_settings_share_the_batch_and_a_long_one_blocks_
     ]
     policy = client(server, timeout_s=LIVENESS_S, max_retries=0, logprobs=True)
     alone = [policy.act(PolicyRequest(MESSAGES, [], sampling)).completion_token_ids for sampling in settings]
-    long_one = send_raw(server, body(ENDLESS))
+    long_one = send_raw(server, endless_body())
     wait_for(server, lambda s: s["in_flight"] == 1, "generating the long request")
     with ThreadPoolExecutor(3) as pool:
         together = list(pool.map(lambda s: policy.act(PolicyRequest(MESSAGES, [], s)), settings))
