@@ -162,16 +162,15 @@ def check_environment(
         return not_built(found.cause, found.detail or _last_line(str(exc)),
                          system_packages=packages_of(found.needs), log=found.log)  # fmt: skip
     task = runtime.task
-    directives: list[str] = []
-    suite = suite_paths(runtime.pristine) if task.env.log_parser == "pytest" else None
-    if task.env.log_parser == "pytest":
-        directives = [_KEEP_COLLECTING, *(suite.paths if suite else ())]
+    pytest_run = task.env.log_parser == "pytest"  # a suite path, collecting on and a cut are pytest's alone
+    suite = suite_paths(runtime.pristine) if pytest_run else None
+    directives = [_KEEP_COLLECTING, *(suite.paths if suite else ())] if pytest_run else []
     log = cache_dir("logs", "env-check", name) / f"{sha[:12]}-{time.strftime('%Y%m%dT%H%M%S')}.log"
     with episode:
         report = run_directives(task, episode, directives, log)
     cause, detail = suite_fault(report, runtime.pristine)
     counts = _counts(report)
-    selected = cut_after_collection(report) if task.env.log_parser == "pytest" else None
+    selected = cut_after_collection(report) if pytest_run else None
     if selected is not None:
         cause, detail = None, ""
     return EnvCheck(
