@@ -29,6 +29,7 @@ REPLIES = {
         tool_call("str_replace", path=SOURCE, old="return a - b", new="return a +"),
         tool_call("submit"),
     ],
+    "gave_up": [tool_call("submit")],
     # SkyRL stops this one past max_input_length after two replies, and never tells the env
     "cut_for_length": [tool_call("str_replace", **WRONG_FIX), "thinking"],
 }
@@ -101,8 +102,8 @@ def test_an_agent_episode_is_rewarded_as_repogym_grade_grades_its_diff(seen, cli
 
 
 def test_a_trajectory_cut_for_length_earns_no_more_than_a_graded_broken_patch(seen):
-    """The attack: a policy that cannot fix a task talks past SkyRL's length budget instead of submitting, since
-    SkyRL stops such a trajectory without stepping the env again, and an ungraded trajectory earned 0.0 while a
+    """The attack: a policy holding a broken edit talks past SkyRL's length budget instead of submitting it, since
+    SkyRL stops such a trajectory without stepping the env again, and an ungraded trajectory earned 0.0 while the
     submitted patch that does not compile earned -0.5. Read in both of SkyRL's reward modes: the last step's
     reward, and the sum of the per-turn rewards."""
     broken = seen["agent_broken"]["steps"][-1]
@@ -116,3 +117,5 @@ def test_a_trajectory_cut_for_length_earns_no_more_than_a_graded_broken_patch(se
     ]
     assert max(sum(cut), cut[-1]) <= min(graded)
     assert min(graded) == broken["reward"] > 0.0  # strictly: submitting anything beats running out the budget
+    gave_up = seen["agent_gave_up"]["steps"][-1]  # an empty submission: 0.0 as repogym grades it
+    assert gave_up["metadata"]["score"] == 0.0 and gave_up["reward"] > max(sum(cut), cut[-1])

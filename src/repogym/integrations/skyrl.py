@@ -16,13 +16,14 @@ from `reward_spec.ground_truth` or, as the verl export writes it, `reward_model.
   at SkyRL's `max_turns` (its diff graded as RepoEnv grades a truncated episode); `close` closes it.
 
 A trajectory SkyRL stops for length (its input past `max_input_length`) is never stepped again and the env
-is not told: its diff is not graded, and its reward is whatever its steps returned. Were that 0.0 while a
-graded attempt can score below it (a patch that does not compile: -0.5 with the defaults), a policy that
-cannot fix a task would learn to talk until the budget runs out rather than submit. So the reward SkyRL
+is not told: its diff is not graded, and its reward is whatever its steps returned. Were that 0.0, it would
+tie with an empty submission (0.0) and beat a submitted patch that does not compile (-0.5 with the defaults):
+nothing would teach a policy to end its episode, and one holding a broken edit would do better by talking
+until the budget runs out than by submitting it. So the reward SkyRL
 sees is repogym's reward shifted up by the reward's floor (`ComposedReward.floor`, the lowest total any
 attempt can get: -1.6 in agent mode, -2.6 agentless, with the defaults): every step before the last
 earns 0.0, the last `score - floor` >= 0, and a trajectory cut anywhere earns 0.0, no more than the worst
-graded attempt. The shift is the same for every trajectory, so GRPO's group-normalised advantages are
+graded attempt (and less than giving up with an empty submission). The shift is the same for every trajectory, so GRPO's group-normalised advantages are
 those of repogym's reward; SkyRL's `zero_reward_on_non_stop` (0.0 for a trajectory stopped for length)
 then means what it says. It holds in both of SkyRL's reward modes (the last step's reward, or the sum of
 per-turn rewards), which the env cannot tell apart.
