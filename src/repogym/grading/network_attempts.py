@@ -1,8 +1,9 @@
 """A test run's attempts to reach the network, read from its log: the one detector that validation (a mined
-candidate whose tests dial out) and grading (TESTS_NEED_NETWORK) share.
+candidate whose tests dial out), grading (TESTS_NEED_NETWORK) and build diagnosis (build_needs_network) share.
 
 Guarantees: a line is found for the resolver's and the socket layer's own words when a test meets the jail's
-closed network namespace (no name resolution, no route), as Python, urllib3 and requests print them.
+closed network namespace (no name resolution, no route), as Python, urllib3 and requests print them, and
+curl's and Node's resolver errors (a build step that downloads: `repogym.validate.diagnose`).
 
 Not guaranteed: a test that swallows the error and fails for another reason prints none of them, and a test
 that prints these words without dialling out is taken at its word; callers use it only on runs whose
@@ -15,6 +16,7 @@ import re
 
 _NETWORK = re.compile(
     r"(Temporary failure in name resolution|Name or service not known|nodename nor servname|"
+    r"Could not resolve host|getaddrinfo (?:ENOTFOUND|EAI_AGAIN)|"  # curl's and Node's words, as a build prints them
     r"Network is unreachable|No route to host|getaddrinfo failed|socket\.gaierror|"
     r"Failed to establish a new connection|NameResolutionError|Max retries exceeded with url)"
 )

@@ -153,16 +153,11 @@ def missing_submodules(log: str, checkout: Path | None) -> list[str]:
 
 
 _BUILD_LOG = re.compile(r"failed \((timed out|exit code -?\d+)\); log (\S+);")
-#: pythons.choose_python's and interpreters.pick_interpreter's words for a Python that is not installed.
-#: A name that could not be resolved, in the words of Python's socket module, curl, requests or Node.
-_NAME_UNRESOLVED = re.compile(
-    r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
-    r"Could not resolve host|getaddrinfo (?:ENOTFOUND|EAI_AGAIN|failed)"
-)
 #: The installer's words when the repository's own build (its backend, setup.py) failed, not a download.
 _OWN_BUILD_FAILED = re.compile(
     r"The build backend returned an error|Failed to build `|setup\.py[^\n]*did not run successfully"
 )
+#: pythons.choose_python's and interpreters.pick_interpreter's words for a Python that is not installed.
 _NO_PYTHON = re.compile(r"needs (?:the )?Python [^\n]*none installed")
 _TIMED_OUT = (
     "timed out: the build ran past its wall-clock limit (a loaded machine or a source build; see the log)"
@@ -233,10 +228,10 @@ def diagnose_build(message: str) -> BuildDiagnosis:
     if needs:
         return BuildDiagnosis(SetupCause.SYSTEM_PACKAGE_MISSING, describe_needs(needs), needs, path)
     text = log or message
-    if _OWN_BUILD_FAILED.search(text) and (unresolved := _NAME_UNRESOLVED.search(text)):
+    if _OWN_BUILD_FAILED.search(text) and (reached := needs_network(text)):
         return BuildDiagnosis(
             SetupCause.BUILD_NEEDS_NETWORK,
-            f"building the repository tried to reach a host ({unresolved.group(0)}): only the package index "
+            f"building the repository tried to reach a host ({reached}): only the package index "
             "is reachable; an env file's install steps can build it from files in the repository instead",
             log=path,
         )

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from repogym.grading.pytest_config import sets_option
+from repogym.grading.pytest_config import DEDICATED_FILES, SHARED_FILES, sets_option
 from repogym.validate.metadata_files import read_config
 
 #: pytest options whose value is the next word (`--cov jmespath`): that word is never a path to collect.
@@ -74,18 +74,9 @@ def suite_paths(checkout: Path) -> SuitePaths | None:
 def _has_testpaths(checkout: Path) -> bool:
     """Whether a pytest configuration file in the root sets `testpaths` in its pytest section (pytest then
     collects those; a `testpaths` of another tool's section is not pytest's)."""
-    names = (
-        "pytest.toml",
-        ".pytest.toml",
-        "pytest.ini",
-        ".pytest.ini",
-        "pyproject.toml",
-        "tox.ini",
-        "setup.cfg",
-    )
     return any(
         (checkout / name).is_file() and sets_option(name, _read(checkout / name), "testpaths")
-        for name in names
+        for name in sorted(DEDICATED_FILES | SHARED_FILES)
     )
 
 
