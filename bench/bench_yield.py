@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from _common import machine_line, markdown_table
+from bench_env_recipes import read_jsonl
 from bench_setup import PROJECTS, YEARS, Project
 
 HERE = Path(__file__).resolve().parent
@@ -77,12 +78,6 @@ def run_project(project: Project, work: Path, sample: int, workers: int, grade_m
     ]  # fmt: skip
     with (out / "bench.log").open("a") as log:
         subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False)
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def row(project: Project, work: Path) -> dict | None:
