@@ -40,6 +40,7 @@ import os
 import time
 from pathlib import Path
 
+from repogym.dataset import load_tasks, save_tasks
 from repogym.evaluate.layout import sampled_stage
 from repogym.files import write_json
 from repogym.pipeline import quickstart_inputs as inputs
@@ -52,7 +53,7 @@ from repogym.pipeline.quickstart import SWAP_POLICY, before_after_rows, evaluate
 from repogym.pipeline.runner import Hooks, Runner
 from repogym.pipeline.sft import sft_data_stage, sft_stage
 from repogym.pipeline.split import split_stage
-from repogym.train.mutation_demos import LEARNABLE_METHODS
+from repogym.train.mutation_demos import LEARNABLE_METHODS, shorten_statements
 
 
 def main() -> None:
@@ -105,6 +106,15 @@ def main() -> None:
         help="more GRPO runs from the first --seeds seed's SFT model, one per seed given (WORK/seed-S-grpo-G/): the "
         "spread GRPO and sampling add on one SFT model (its after-GRPO evals, the sampled SFT eval included, drawn "
         "with seed G)",
+    )
+    parser.add_argument(
+        "--grpo-tasks",
+        type=Path,
+        default=None,
+        help="validated tasks added to GRPO's training tasks in the --grpo-seeds runs "
+        "(WORK/seed-S-grpo-G-more/), e.g. synthetic bugs of real projects (`repogym synth` + `repogym "
+        "validate`): more RL tasks, neither SFT's nor the held-out splits'; refused when one shares a "
+        "repository with the split",
     )
     parser.add_argument("--grpo-steps", type=int, default=40)
     parser.add_argument("--grpo-generations", type=int, default=8)
@@ -193,8 +203,7 @@ def main() -> None:
         if not args.seeds:
             parser.error("--grpo-seeds: give the seed whose SFT model they start from with --seeds")
         sft_from = dataclasses.replace(base, seed=args.seeds[0])
-        out = work / f"seed-{sft_from.seed}-grpo-{grpo_seed}"
-        write_json(out / "result.json", _grpo_seed_run(work, data, sft_from, grpo_seed, log))
+        write_json(*_grpo_seed_run(work, data, sft_from, grpo_seed, log, args.grpo_tasks))
     if args.report:
         from repogym.evaluate.report import build_report
 
@@ -288,25 +297,55 @@ def _by_key(scores: dict) -> dict:
     return {f"{split}/{stage}": score.to_dict() for (split, stage), score in scores.items()}
 
 
-def _grpo_seed_run(work: Path, data: Path, sft_from, grpo_seed: int, log) -> dict:  # type: ignore[no-untyped-def]
-    """GRPO seeded `grpo_seed` from seed `sft_from.seed`'s SFT model, with the evals after GRPO, in WORK/seed-S-grpo-G."""
+def _grpo_seed_run(  # type: ignore[no-untyped-def]
+    work: Path, data: Path, sft_from, grpo_seed: int, log, extra: Path | None = None
+):
+    """GRPO seeded `grpo_seed` from seed `sft_from.seed`'s SFT model, with the evals after GRPO, in
+    WORK/seed-S-grpo-G (WORK/seed-S-grpo-G-more with `extra` tasks added to GRPO's); returns (result.json's
+    path, its content)."""
     sft_dir = work / f"seed-{sft_from.seed}" / "train" / "sft"
     if not (sft_dir / "config.json").is_file():
         raise SystemExit(f"--grpo-seeds: no finished SFT model in {sft_dir}; run --seeds {sft_from.seed} first")
-    out = work / f"seed-{sft_from.seed}-grpo-{grpo_seed}"
-    _link_shared(out, data)
+    out = work / f"seed-{sft_from.seed}-grpo-{grpo_seed}{'-more' if extra else ''}"
+    _link_shared(out, data, with_split=extra is None)
+    added = _split_with_more_tasks(out / "split", data / "split", extra) if extra else 0
     plan = dataclasses.replace(sft_from, seed=grpo_seed)
     stamp: dict[str, float] = {}
     grpo, scores = _grpo_with_evals(Runner(Hooks(notify=log)), out, plan, str(sft_dir), stamp)
     for row in before_after_rows(scores):
-        log(f"seed {sft_from.seed}, grpo seed {grpo_seed}: {' | '.join(row)}")
-    return {"sft_from": str(sft_dir), "grpo": grpo.to_dict(), "scores": _by_key(scores), "stage_wall_s": stamp}
+        more = " (more tasks)" if extra else ""
+        log(f"seed {sft_from.seed}, grpo seed {grpo_seed}{more}: {' | '.join(row)}")
+    result = {"sft_from": str(sft_dir), "grpo": grpo.to_dict(), "scores": _by_key(scores),
+              "stage_wall_s": stamp}  # fmt: skip
+    if extra:
+        result["grpo_tasks"] = {"file": str(extra), "added": added}
+    return out / "result.json", result
 
 
-def _link_shared(out: Path, data: Path) -> None:
-    """The shared data, seen from a seed's folder."""
+def _split_with_more_tasks(folder: Path, shared: Path, extra: Path) -> int:
+    """FOLDER: the shared split's held-out files (links) and its train tasks plus `extra`'s, statements cut as
+    the split stage cuts them; refused when an extra task's repository is one of the split's (a function of it
+    could then sit on both sides). Returns how many tasks were added."""
+    train = list(load_tasks(shared / "train.jsonl"))
+    split_repos = {task.repo for name in ("train", "heldout-functions", "heldout-repo")
+                   for task in load_tasks(shared / f"{name}.jsonl")}  # fmt: skip
+    more = shorten_statements(load_tasks(extra))
+    shared_repos = sorted({task.repo for task in more} & split_repos)
+    if shared_repos:
+        named = ", ".join(shared_repos)
+        raise SystemExit(f"--grpo-tasks {extra}: tasks of {named}, a repository of the split")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("heldout-functions.jsonl", "heldout-repo.jsonl", "manifest.json"):
+        if not (folder / name).exists():
+            (folder / name).symlink_to(shared / name)
+    save_tasks([*train, *more], folder / "train.jsonl")
+    return len(more)
+
+
+def _link_shared(out: Path, data: Path, with_split: bool = True) -> None:
+    """The shared data, seen from a seed's folder (the split too unless `with_split` is False)."""
     (out / "train").mkdir(parents=True, exist_ok=True)
-    for name in ("split", "tasks.jsonl", "train/sft.jsonl"):
+    for name in ("split", "tasks.jsonl", "train/sft.jsonl")[0 if with_split else 1 :]:
         link = out / name
         if not link.exists():
             link.symlink_to(data / name)
