@@ -180,7 +180,8 @@ def grade_in_episode(
 ) -> GradeResult:
     """Grade in an episode that is at its pristine state (it is modified); `allow_network` as for `grade`."""
     started = time.perf_counter()
-    directives = test_directives([*task.FAIL_TO_PASS, *task.PASS_TO_PASS], task.test_patch)
+    ids = [*task.FAIL_TO_PASS, *task.PASS_TO_PASS]
+    directives = test_directives(ids, task.test_patch, episode.runtime.pristine)
     tests = test_command(task, directives, test_limits or episode.runtime.limits, allow_network)
     prepared = _prepare(task, patch, episode, tests)
     if isinstance(prepared, GradeResult):

@@ -122,24 +122,33 @@ def run_directives(task: Task, episode: Episode, directives: list[str], log_path
     return read_test_run(task, episode, test, run_test_command(episode, test), log_path)
 
 
-def test_directives(test_ids: list[str], test_patch: str) -> list[str]:
+def test_directives(test_ids: list[str], test_patch: str, pristine: Path | None = None) -> list[str]:
     """What to pass the runner: the files of pytest node ids (or ids that are files), else the test
     patch's test modules that exist after it (as SWE-bench does).
+
+    With `pristine` (the base commit's tree), a file of an id that is neither in it nor written by the test
+    patch is left out: no run has it, and naming it fails the whole run (pytest exits 4 on a missing path).
+    SWE-bench's harness runs the test patch's files, and its parser also reads ids from the output of tests
+    that run pytest inside themselves (pytest-7521's PASS_TO_PASS holds ``test_capsysbinary.py::test_hello``);
+    such an id is still judged, as a test the run did or did not report.
 
     >>> test_directives(["tests/test_a.py::test_x", "tests/test_b.py", "tests/test_a.py::test_y"], "")
     ['tests/test_a.py', 'tests/test_b.py']
     """
+    parsed = parse_patch(test_patch)
+    kept = [p for p in parsed or [] if not p.is_removed_file] if parsed is not None else []
+    written = [p.path for p in kept]
     files: list[str] = []
     for test_id in test_ids:
         path = test_id.split("::", 1)[0] if "::" in test_id else test_id if test_id.endswith(".py") else ""
-        if path and path not in files:
+        if not path or path in files:
+            continue
+        inside = not PurePosixPath(path).is_absolute() and ".." not in PurePosixPath(path).parts
+        if pristine is None or path in written or (inside and (pristine / path).is_file()):
             files.append(path)
     if files:
         return files
-    parsed = parse_patch(test_patch)
-    kept = [p for p in parsed or [] if not p.is_removed_file] if parsed is not None else []
-    paths = [p.path for p in kept]
-    return [p for p in paths if p.endswith(".py") and PurePosixPath(p).name != "conftest.py"]
+    return [p for p in written if p.endswith(".py") and PurePosixPath(p).name != "conftest.py"]
 
 
 test_directives.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
