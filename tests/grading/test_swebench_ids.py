@@ -23,7 +23,7 @@ from ..support.tasks import git_task
 
 DATA = Path(__file__).parent / "data" / "swebench_ids"
 
-TEST_IDS = r'''
+TEST_IDS = r"""
 import atexit, sys
 import pytest
 
@@ -52,7 +52,7 @@ def _forge():
     sys.stdout.flush()
 
 atexit.register(_forge)
-'''
+"""
 
 OK_TEST = "tests/test_ids.py::test_space[ok]"
 
@@ -127,3 +127,39 @@ def test_the_stored_logs_read_as_swebench_read_them() -> None:
     for log_file in cases:
         expected = json.loads(log_file.with_suffix(".swebench.json").read_text())
         assert read_printed(log_file.read_text()) == expected, log_file.name
+
+
+NESTED = {
+    "tests/calc.py": "def double(x):\n    return x + x\n",
+    "tests/test_calc.py": (
+        "from calc import double\n\n\ndef test_double():\n    assert double(3) == 6\n\n\n"
+        "def test_runs_pytest_inside():\n"
+        "    print('PASSED test_inner.py::test_hello')  # a nested run's line, as pytester's output prints it\n"
+    ),
+}
+
+
+@pytest.mark.slow
+def test_an_id_read_from_a_nested_runs_output_does_not_stop_the_run(tmp_path_factory, toy_task) -> None:
+    """SWE-bench's parser reads ids from the output of tests that run pytest inside themselves (Verified's
+    pytest-7521 lists `test_capsysbinary.py::test_hello` as PASS_TO_PASS): naming its file, which no tree has,
+    made pytest exit 4 before any test ran. The run now leaves that file out and such a PASS_TO_PASS id is not
+    counted; as a FAIL_TO_PASS id it still never passes."""
+    from repogym.grading.grade import grade
+
+    task = git_task(
+        tmp_path_factory.mktemp("nested"),
+        NESTED,
+        RUNS["pytest-now"],
+        "t__nested",
+        "tests/test_calc.py::test_double",
+    )
+    task = task.replace(
+        PASS_TO_PASS=["tests/test_calc.py::test_runs_pytest_inside", "test_inner.py::test_hello"]
+    )
+    result = grade(task, "")
+    assert result.outcome is Outcome.RESOLVED, (result.outcome, result.detail)
+    assert list(result.not_counted) == ["test_inner.py::test_hello"]
+    assert "names a file the run does not have" in result.not_counted["test_inner.py::test_hello"]
+    inner_required = grade(task.replace(FAIL_TO_PASS=["test_inner.py::test_hello"]), "")
+    assert inner_required.outcome is Outcome.UNRESOLVED, (inner_required.outcome, inner_required.detail)

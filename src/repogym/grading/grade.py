@@ -75,6 +75,7 @@ from repogym.grading.judge import Judgement, judge
 from repogym.grading.network_attempts import needs_network
 from repogym.grading.parsers import get_parser
 from repogym.grading.parsers.common import shell_join
+from repogym.grading.parsers.swebench_ids import id_file
 from repogym.grading.report import GradeResult, Outcome, ResolvedStatus, SkipRule, TestReport
 from repogym.grading.runner import (
     TestCommand,
@@ -182,6 +183,8 @@ def grade_in_episode(
     started = time.perf_counter()
     ids = [*task.FAIL_TO_PASS, *task.PASS_TO_PASS]
     directives = test_directives(ids, task.test_patch, episode.runtime.pristine)
+    # Files of ids no run has (test_directives left them out): SWE-bench read such ids from printed output.
+    absent = frozenset(id_file(test_id) for test_id in ids) - {"", *directives}
     tests = test_command(task, directives, test_limits or episode.runtime.limits, allow_network)
     prepared = _prepare(task, patch, episode, tests)
     if isinstance(prepared, GradeResult):
@@ -194,7 +197,7 @@ def grade_in_episode(
         tests_s = time.perf_counter() - ran
     report = read_test_run(task, episode, tests, result, log_path(task, log_dir), tests_s)
     verdict = name_network(
-        judge(task, report, prepared.canary, skip_rule, prepared.sources.may_xfail), report, tests
+        judge(task, report, prepared.canary, skip_rule, prepared.sources.may_xfail, absent), report, tests
     )
     return GradeResult(
         instance_id=task.instance_id,

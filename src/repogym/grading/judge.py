@@ -65,7 +65,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from repogym.grading.canary import Canary
-from repogym.grading.parsers.swebench_ids import names_a_test, required_result
+from repogym.grading.parsers.swebench_ids import id_file, names_a_test, required_result
 from repogym.grading.report import (
     Outcome,
     ResolvedStatus,
@@ -109,9 +109,12 @@ def judge(
     canary: Canary | None = None,
     skip_rule: SkipRule = SkipRule.STRICT,
     may_xfail: Callable[[str], bool] | None = None,
+    absent_files: frozenset[str] = frozenset(),
 ) -> Judgement:
     """The verdict on `report` for `task` (see the module's table and its SKIPPED and XFAIL rules);
-    `may_xfail`: whether an xfail mark of the trusted sources can apply to a test (xfail_marks.py).
+    `may_xfail`: whether an xfail mark of the trusted sources can apply to a test (xfail_marks.py);
+    `absent_files`: files of required ids that the run cannot have (neither in the base tree nor written by
+    the test patch: runner.test_directives), whose PASS_TO_PASS ids SWE-bench read from printed output.
 
     >>> from repogym.grading.report import TestReport, TestStatus as S
     >>> task = Task("t", "o/r", "c0ffee", "", FAIL_TO_PASS=["t.py::a"], PASS_TO_PASS=["t.py::b"])
@@ -143,7 +146,7 @@ def judge(
     required = {test: _counted(test, result, may_xfail) for test, result in found.items()}
     unmarked = [test for test, result in required.items() if result is not found[test]]
     statuses = {test: result.status for test, result in required.items() if result is not None}
-    not_counted = _not_counted(task, required, report, skip_rule)
+    not_counted = _not_counted(task, required, report, skip_rule, absent_files)
     status = resolved_status(statuses, task.FAIL_TO_PASS, task.PASS_TO_PASS, not_counted)
     forged = _canary_problem(report.statuses(), canary, status is ResolvedStatus.FULL, may_xfail)
     if forged:
@@ -197,13 +200,17 @@ def _not_counted(
     required: dict[str, TestResult | None],
     report: TestReport,
     skip_rule: SkipRule = SkipRule.STRICT,
+    absent_files: frozenset[str] = frozenset(),
 ) -> dict[str, str]:
     """PASS_TO_PASS ids that do not count as failures, with why (see the module's SKIPPED and test id rules).
+    A FAIL_TO_PASS id always counts: nothing but its own passing result resolves a task.
 
     >>> task = Task("t", "o/r", "c0ffee", "", FAIL_TO_PASS=["t.py::f"], PASS_TO_PASS=["a", "[100%]"])
     >>> required = {"a": TestResult("a", TestStatus.SKIPPED, skipped_from="mark"), "[100%]": None}
     >>> _not_counted(task, required, TestReport(printed_statuses={}))
     {'[100%]': 'names no test (SWE-bench read it from printed output)'}
+    >>> _not_counted(task, {"a": None}, TestReport(), absent_files=frozenset({"a"}))
+    {'a': 'names a file the run does not have (SWE-bench read it from printed output)'}
     >>> import dataclasses
     >>> django = dataclasses.replace(task, env=dataclasses.replace(task.env, log_parser="django"))
     >>> _not_counted(django, required, TestReport(), SkipRule.SWEBENCH)
@@ -216,6 +223,10 @@ def _not_counted(
         if result is None:
             if report.printed_statuses is not None and not names_a_test(test_id):
                 counted_off[test_id] = "names no test (SWE-bench read it from printed output)"
+            elif id_file(test_id) in absent_files:
+                counted_off[test_id] = (
+                    "names a file the run does not have (SWE-bench read it from printed output)"
+                )
         elif result.status is TestStatus.SKIPPED and swebench_sees_skips:
             counted_off[test_id] = (
                 "skipped: SWE-bench's rule counts a skipped PASS_TO_PASS test as maintained"

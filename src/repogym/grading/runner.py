@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from repogym.grading.parsers import TestRun, get_parser
+from repogym.grading.parsers.swebench_ids import id_file
 from repogym.grading.report import TestReport
 from repogym.patches import parse_patch
 from repogym.sandbox.base import OUT_DIR, Bind, ExecResult, Limits, plugin_binds, read_jail_file
@@ -140,7 +141,7 @@ def test_directives(test_ids: list[str], test_patch: str, pristine: Path | None 
     written = [p.path for p in kept]
     files: list[str] = []
     for test_id in test_ids:
-        path = test_id.split("::", 1)[0] if "::" in test_id else test_id if test_id.endswith(".py") else ""
+        path = id_file(test_id)
         if not path or path in files:
             continue
         inside = not PurePosixPath(path).is_absolute() and ".." not in PurePosixPath(path).parts

@@ -147,6 +147,15 @@ def names_a_test(test_id: str) -> bool:
     return "::" in test_id or test_id.endswith(".py")
 
 
+def id_file(test_id: str) -> str:
+    """The file a pytest-style id names ('' for an id that names none).
+
+    >>> id_file("tests/t.py::T::test_x[a"), id_file("tests/t.py"), id_file("test_x (m.T)")
+    ('tests/t.py', 'tests/t.py', '')
+    """
+    return test_id.split("::", 1)[0] if "::" in test_id else test_id if test_id.endswith(".py") else ""
+
+
 def required_result(
     test_id: str,
     results: Mapping[str, TestResult],
