@@ -115,7 +115,10 @@ def test_an_install_that_leaves_the_venv_as_it_was_adds_no_venv_layer(hello_repo
     try:
         runtime = TaskRuntime.create(repo.task("local__hello-static", second)).prepare()
         layers = runtime.commit_layers()
-        assert layers.venv == (runtime.env.venv,) and len(layers.repo) == 2
+        assert layers.venv == (runtime.env.venv,) and [layer.name for layer in layers.repo[:2]] == [
+            "pyc",
+            "repo",
+        ]
         with runtime.episode() as episode:
             assert episode.run("python -c 'import hello; print(hello.greet())'").output.strip() == "hi"
     finally:

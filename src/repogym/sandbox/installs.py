@@ -15,9 +15,13 @@ build's own layer and pays for no second install. Without
 overlayfs (not root, or REPOGYM_NO_OVERLAY=1) the layers are full copies of
 the checkout and the venv: correct, heavier on disk and time.
 
+On top of what the install wrote, the tree's compiled bytecode (bytecode.py):
+made per commit too, also for tasks with no install step, so that a test run
+loads the repository's modules instead of compiling them.
+
 Each layer also records a git baseline of the installed tree (an index, the
 objects it needs beyond the commit's own, and its tree), so an episode's diff is
-what the episode changed, never what the install generated.
+what the episode changed, never what the install generated or the bytecode.
 
 Not kept: anything the step writes outside /testbed and the venv (/tmp, the
 home folder). The `local` backend gets no layers (its episodes are host
@@ -35,6 +39,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from repogym.sandbox import bytecode
 from repogym.sandbox.base import REPO_DIR, Bind, Mounts, OverlaySpec, Sandbox, read_jail_file
 from repogym.sandbox.bwrap import SANDBOX_UID, is_root
 from repogym.sandbox.envbuild import (
@@ -82,25 +87,38 @@ def plain_layers(pristine: Path, env: EnvHandle) -> CommitLayers:
 
 
 def ensure_commit_layers(sandbox: Sandbox, task: Task, env: EnvHandle, pristine: Path) -> CommitLayers:
-    """The install layers of `env` at the commit of `pristine`, made on first use (once, under a lock).
+    """The install layers of `env` at the commit of `pristine`, made on first use (once, under a lock): what
+    the install step wrote, and the tree's compiled bytecode on top (bytecode.py).
 
     Raises EnvBuildError when the install step fails at this commit.
     """
     step = repo_install_script(task, pristine)
-    if not step or not sandbox.isolated:
-        return CommitLayers((pristine,), (env.venv,), install_step=step if sandbox.isolated else "")
+    if not sandbox.isolated:
+        return CommitLayers((pristine,), (env.venv,), install_step="")
     overlay = sandbox.supports_overlay
+    compiled = overlay and bytecode.supported(env.interpreter)
+    if not step and not compiled:
+        return CommitLayers((pristine,), (env.venv,), install_step=step)
     folder = install_layer_dir(env.key, pristine, overlay)
     done = folder.with_name(folder.name + ".ok")
     # Layers belong to one build of the environment: after a prune and rebuild they are made again.
-    stamp = env_stamp(env.venv)
+    built = env_stamp(env.venv)
+    stamp = built + (bytecode.STAMP if compiled else "")
     if _read(done) != stamp:
         with FileLock(str(folder) + ".lock"):
             if _read(done) != stamp:
+                # Made over this build already, before bytecode was kept, or by the build itself.
+                installed = _read(done) == built or (bool(step) and _read(folder / "from-build") == built)
                 done.unlink(missing_ok=True)
-                if _read(folder / "from-build") != stamp:
+                if not installed and step:
                     _install(sandbox, task, env, pristine, folder, step, overlay)
+                elif not installed:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    (folder / "repo").mkdir(parents=True)
                 written = time.time()  # the install step's writes are no later than this
+                log = folder.with_name(folder.name + ".log")
+                if compiled:
+                    bytecode.compile_layer(sandbox, env, _repo_lowers(folder, pristine), folder / "pyc", log)
                 _make_baseline(sandbox, env, pristine, folder, overlay)
                 _outlast_the_second_of(written)
                 done.write_text(stamp)
@@ -129,10 +147,17 @@ def _read(path: Path) -> str:
         return ""
 
 
+def _repo_lowers(folder: Path, pristine: Path) -> tuple[Path, ...]:
+    """/testbed's overlay lowers, top first: the bytecode, what the install wrote, the checkout (the layers
+    that hold something)."""
+    layers = (folder / "pyc", folder / "repo")
+    return (*(layer for layer in layers if _has_entries(layer)), pristine)
+
+
 def _layers(folder: Path, pristine: Path, env: EnvHandle, overlay: bool, step: str) -> CommitLayers:
     repo, venv = folder / "repo", folder / "venv"
     if overlay:
-        repo_lowers = (repo, pristine) if _has_entries(repo) else (pristine,)
+        repo_lowers = _repo_lowers(folder, pristine)
         if (folder / "venv-tree").is_dir():
             venv_lowers: tuple[Path, ...] = (folder / "venv-tree",)
         else:
@@ -205,7 +230,8 @@ def _install(
 def _make_baseline(sandbox: Sandbox, env: EnvHandle, pristine: Path, folder: Path, overlay: bool) -> None:
     """Record the installed tree in git terms (see the module docstring); none when nothing was written."""
     repo = folder / "repo"
-    if not _has_entries(repo):
+    lowers = _repo_lowers(folder, pristine)
+    if len(lowers) == 1:
         return
     baseline = folder / "baseline"
     shutil.rmtree(baseline, ignore_errors=True)
@@ -215,7 +241,7 @@ def _make_baseline(sandbox: Sandbox, env: EnvHandle, pristine: Path, folder: Pat
     if is_root():
         for path in (baseline, scratch / "tmp", scratch / "tmp" / "home"):
             os.chown(path, SANDBOX_UID, SANDBOX_UID)
-    view = OverlaySpec((repo, pristine), None, None, scratch / "repo") if overlay else None
+    view = OverlaySpec(lowers, None, None, scratch / "repo") if overlay else None
     mounts = Mounts(
         workspace=view.merged if view else repo,
         tmp=scratch / "tmp",
