@@ -32,6 +32,10 @@ process per tree (``--a-src``, ``--b-src``) and one for the bare harness, asked 
 rotating order; figures: each side's median, its paired ratio to the bare run of the same round, the mean of its
 extra seconds, and B / A. What a change to the grader costs, where a run per tree would measure the load.
 
+``bytecode``: each instance's library grade with and without the commit's compiled bytecode (one runtime whose
+layers are swapped between runs) against the bare harness without it, rotating: what compiling the tree once per
+commit saves a grade (SWE-bench's images hold no bytecode of the repository either).
+
 ``reruns``: SWE-bench's eval of each chosen instance repeated, gold and empty, with PYTHONHASHSEED as SWE-bench
 leaves it: how often each verdict comes out, for instances whose test runner draws a new random seed per run.
 
@@ -42,6 +46,8 @@ leaves it: how often each verdict comes out, for instances whose test runner dra
         --only ID,ID --rounds 5
     .venv/bin/python bench/bench_grade_swebench.py ab --lite LITE.json --repos-dir REPOS --only ID \\
         --a-src BASELINE/src --b-src src --rounds 60
+    .venv/bin/python bench/bench_grade_swebench.py bytecode --lite LITE.json --repos-dir REPOS --only ID,ID \\
+        --env-file bench/swebench_offline.toml --rounds 7
     nice -n 10 .venv/bin/python bench/bench_grade_swebench.py reruns --lite LITE.json --repos-dir REPOS \
         --only sympy__sympy-13177 --runs 60
 """
@@ -50,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import dataclasses
 import json
 import os
 import statistics
@@ -486,10 +493,54 @@ def reruns(args: argparse.Namespace) -> None:
     print(f"# load at the end {load_average()}")
 
 
+def bytecode(args: argparse.Namespace) -> None:
+    """Each instance's library grade with and without the commit's bytecode layer (sandbox/bytecode.py) against
+    the bare harness without it (SWE-bench's image holds no bytecode of the repository), rotating, one runtime
+    whose layers are swapped between runs: what compiling the tree once per commit saves a grade."""
+    only = set(filter(None, (args.only or "").split(",")))
+    tasks = imported_tasks(Path(args.lite), args.repo or DEFAULT_REPOS, only, args.env_file)
+    print(f"# {machine_line()}\n# load at the start {load_average()}", flush=True)
+    rows = []
+    for task in tasks:
+        runtime = TaskRuntime.create(task, "bwrap", args.repos_dir).prepare()
+        compiled = runtime.commit_layers()
+        if compiled.repo[0].name != "pyc":
+            print(f"{task.instance_id}: no bytecode layer (Python before 3.7, or no overlayfs); skipped")
+            continue
+        plain = dataclasses.replace(compiled, repo=compiled.repo[1:])
+        sides = {"bare": plain, "plain": plain, "compiled": compiled}
+        times: dict[str, list[float]] = {side: [] for side in sides}
+        order = list(sides)
+        for round_ in range(args.rounds + 1):  # the first round warms the page cache and is not counted
+            for side in order[round_ % 3 :] + order[: round_ % 3]:
+                runtime.layers = sides[side]
+                started = time.perf_counter()
+                if side == "bare":
+                    bare(task, runtime)
+                elif not grade(task, task.patch, runtime=runtime).resolved:
+                    raise SystemExit(f"grade does not resolve {task.instance_id} ({side})")
+                if round_:
+                    times[side].append(time.perf_counter() - started)
+        runtime.layers = compiled
+        ratios = [_paired(times[side], times[base]) for side, base in (("plain", "bare"), ("compiled", "bare"),
+                                                                       ("compiled", "plain"))]  # fmt: skip
+        rows.append([task.instance_id, args.rounds, *(f"{statistics.median(times[s]):.2f}" for s in sides),
+                     *(f"{ratio:.3f}" for ratio in ratios)])  # fmt: skip
+        print(rows[-1], flush=True)
+    print(markdown_table(["instance", "rounds", "bare s", "grade s, no bytecode", "grade s, bytecode",
+                          "no bytecode / bare", "bytecode / bare", "bytecode / no bytecode"], rows))  # fmt: skip
+    print(f"# load at the end {load_average()}")
+
+
+def _paired(times: list[float], base: list[float]) -> float:
+    """The median of each round's own ratio (a round's runs are back to back: the load's drift cancels)."""
+    return statistics.median(a / b for a, b in zip(times, base, strict=True))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="mode", required=True)
-    for name in ("verdicts", "speed", "recheck", "reruns", "ab", "ab-worker"):
+    for name in ("verdicts", "speed", "recheck", "reruns", "ab", "ab-worker", "bytecode"):
         mode = sub.add_parser(name)
         mode.add_argument("--lite", required=True)
         mode.add_argument("--repos-dir", required=True)
@@ -501,6 +552,7 @@ def main() -> None:
     sub.choices["verdicts"].add_argument("--wall-s", type=float, default=600.0,
                                          help="Wall-clock limit per jailed command (raise it on a loaded machine).")
     sub.choices["speed"].add_argument("--rounds", type=int, default=5)
+    sub.choices["bytecode"].add_argument("--rounds", type=int, default=7)
     sub.choices["ab"].add_argument("--a-src", required=True, help="The baseline's src folder (git archive REV src).")
     sub.choices["ab"].add_argument("--b-src", default=str(Path(__file__).parents[1] / "src"))
     sub.choices["ab"].add_argument("--rounds", type=int, default=60)
@@ -515,7 +567,8 @@ def main() -> None:
                                         help="Folder with SWE-bench's swebench_harness_log_parsers_python.py "
                                              "(default: the installed swebench package).")
     args = parser.parse_args()
-    modes = {"verdicts": verdicts, "speed": speed, "recheck": recheck, "reruns": reruns, "ab": ab, "ab-worker": ab_worker}
+    modes = {"verdicts": verdicts, "speed": speed, "recheck": recheck, "reruns": reruns, "ab": ab, "ab-worker": ab_worker,
+             "bytecode": bytecode}  # fmt: skip
     modes[args.mode](args)
 
 
