@@ -142,7 +142,7 @@ def test_canary_runs_the_test_it_copies_with_its_fixtures(pytest_run) -> None:
     by_target = dict(zip(TARGETS, canaries, strict=True))
     for target in ("test_mod.py::test_fixture", "test_mod.py::TestK::test_method", "test_mod.py::test_plain"):
         name = by_target[target].test_ids[0]
-        assert re.search(rf"FAILED {re.escape(name)} - assert \d+ == \d+\n", run.log), run.log[-3000:]
+        assert re.search(rf"FAILED {re.escape(name)} - assert \(\d+ - \d+\) == 0\n", run.log), run.log[-3000:]
     failing = by_target["test_mod.py::test_failing"].test_ids[0]
     assert f"FAILED {failing} - assert (1 + 1) == 3\n" in run.log  # the copied test's own assertion
     raising = by_target["test_mod.py::test_raising"].test_ids[0]

@@ -9,7 +9,8 @@ like every other one: its source is its own, its code object is compiled from th
 the file's tests it does to the canary.
 
 The copy is the test's decorators, signature and body under a new name, with one more statement at its end: a plain
-``assert`` comparing two numbers, which fails. An honest run fails the copy whatever the patch (on a wrong fix the
+``assert`` that the difference of two numbers is zero, which fails (written as a difference, not ``a == b`` of two
+literals: tests that lint their own file, pylint's among them, fail on a comparison of constants). An honest run fails the copy whatever the patch (on a wrong fix the
 body fails as the test does, on a right fix the assertion fails), and a forger that removes assertions, swallows
 AssertionError or rewrites results makes it pass. A body that can end early (a ``return``, a ``yield``) is put in a
 ``try:`` with the assertion in its ``finally:``, so that it is always reached.
@@ -53,7 +54,7 @@ def copied_canary_text(
             assert os.sep
             return
         finally:
-            assert 3 == 5
+            assert 3 - 5 == 0
     >>> text = "class T:\\n    def test_b(self):\\n        x = 1\\n"
     >>> print(copied_canary_text(text, ["T"], "test_b", "test_b2", 1, 2), end="")
     class T:
@@ -62,7 +63,7 @@ def copied_canary_text(
     <BLANKLINE>
         def test_b2(self):
             x = 1
-            assert 1 == 2
+            assert 1 - 2 == 0
     """
     if "\r" in source or name in source:
         return None
@@ -73,7 +74,7 @@ def copied_canary_text(
     if node is None or any(_expects_failure(source, d) for d in node.decorator_list):
         return None
     lines = split_lines(source)
-    copied = _copy(lines, node, target, name, f"assert {got} == {want}\n")
+    copied = _copy(lines, node, target, name, f"assert {got} - {want} == 0\n")
     if copied is None:
         return None
     end = node.end_lineno or node.lineno
