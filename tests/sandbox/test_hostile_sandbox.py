@@ -66,6 +66,31 @@ def test_connect_to_host_loopback_server_fails(episode, host_server):
     assert urllib.request.urlopen(f"http://127.0.0.1:{port}/ok", timeout=3).read() == b"host-data"
 
 
+_SERVE_ON_LOCALHOST = """
+import http.server, socket, threading, urllib.request
+server = http.server.HTTPServer(("localhost", 0), http.server.SimpleHTTPRequestHandler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+print("served", urllib.request.urlopen(f"http://localhost:{server.server_port}/", timeout=5).status)
+try:
+    print("resolved", socket.gethostbyname("pypi.org"))
+except OSError as exc:
+    print("unresolved", exc)
+"""
+
+
+def test_localhost_is_the_jails_own_loopback_and_no_other_name_resolves(episode, host_server):
+    """Tests that serve on `localhost` (sphinx's linkcheck) run as in SWE-bench's containers: the name is the
+    jail's loopback, which reaches nothing of the host's, and no other name resolves."""
+    port, hits = host_server
+    result = episode.run(f"python {episode.put_file('serve.py', _SERVE_ON_LOCALHOST)}")
+    assert "served 200" in result.output, result.output
+    assert "unresolved" in result.output and "resolved " not in result.output.replace("unresolved", "")
+    leak = episode.run(
+        f"python -c \"import urllib.request; urllib.request.urlopen('http://localhost:{port}/', timeout=3)\""
+    )
+    assert leak.exit_code != 0 and hits == []
+
+
 def test_connect_to_private_range_address_fails_fast(episode):
     started = time.monotonic()
     code = "import socket; socket.create_connection(('10.255.255.1', 80), timeout=5)"
@@ -132,7 +157,9 @@ def test_write_to_pristine_checkout_through_workspace_leaves_it_intact(episode, 
 def test_read_host_environment_secret_fails(episode, monkeypatch):
     monkeypatch.setenv("REPOGYM_HOSTILE_SECRET", "env-secret-value")
     result = episode.run("env; cat /proc/1/environ | tr '\\0' '\\n'")
-    assert "HOME=/tmp/home" in result.output, result.output  # `env` ran and printed the jail's own environment
+    assert "HOME=/tmp/home" in result.output, (
+        result.output
+    )  # `env` ran and printed the jail's own environment
     assert "env-secret-value" not in result.output
     assert "REPOGYM_HOSTILE_SECRET" not in result.output
 

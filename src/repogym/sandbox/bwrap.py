@@ -2,8 +2,9 @@
 
 Guarantees (each has a hostile test in tests/sandbox/test_hostile_*.py):
 - No network: the command gets its own network namespace with only its own
-  loopback; services on the host's loopback are unreachable. (Environment
-  builds are the one exception: they reach the package index.)
+  loopback (`localhost` names it, nothing else resolves); services on the
+  host's loopback are unreachable. (Environment builds are the one exception:
+  they reach the package index.)
 - Read-only host: only /usr, a few /etc files, the Python installation and the
   environment are visible, all read-only. $HOME, the host's /tmp, the caches
   and the git mirrors are not visible at all. An episode sees the Python
@@ -82,6 +83,7 @@ import contextlib
 import functools
 import os
 import shutil
+import threading
 import warnings
 from pathlib import Path
 
@@ -91,6 +93,9 @@ from repogym.sandbox.base import HOME_DIR, REPO_DIR, TMP_DIR, VENV_DIR, Checkpoi
 from repogym.sandbox.cache import cache_root
 from repogym.sandbox.process import run_process
 from repogym.sandbox.seccomp import filter_path
+
+#: /etc/hosts of a jail whose network is closed: the loopback's names, nothing of the host's.
+_LOOPBACK_HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 
 #: The unprivileged uid/gid commands run as when repogym is root (not in /etc/passwd on purpose).
 SANDBOX_UID = int(os.environ.get("REPOGYM_SANDBOX_UID", "61000"))
@@ -289,12 +294,16 @@ class BwrapSandbox:
         ]
         if Path("/lib64").exists():
             args += ["--symlink", "usr/lib64", "/lib64"]
+        identity = identity_files(self.uid if is_root() else os.getuid())
         if mounts.network:
             args += ["--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"]
             args += ["--ro-bind-try", "/etc/hosts", "/etc/hosts"]
+        else:
+            # The loopback is up in a closed network namespace; without a hosts file `localhost` did not
+            # resolve, and tests that serve on it (sphinx's linkcheck) failed where SWE-bench's pass.
+            args += ["--ro-bind", str(identity / "hosts"), "/etc/hosts"]
         for name in _ETC_FILES:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-        identity = identity_files(self.uid if is_root() else os.getuid())
         binds = (
             [(mounts.interpreter_prefix, str(mounts.interpreter_prefix))] if mounts.interpreter_prefix else []
         )
@@ -348,13 +357,18 @@ def _parent_dirs(targets: list[str]) -> list[str]:
 
 @functools.cache
 def identity_files(uid: int) -> Path:
-    """A passwd/group pair naming only the sandbox user (the host's are not shown)."""
+    """A passwd/group pair naming only the sandbox user (the host's are not shown), and a hosts file naming
+    only the loopback (for commands whose network is closed)."""
 
     folder = cache_root() / "identity" / str(uid)
     if not (folder / "group").exists():
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "passwd").write_text(f"sandbox:x:{uid}:{uid}:sandbox:{HOME_DIR}:/bin/sh\n")
         (folder / "group").write_text(f"sandbox:x:{uid}:\n")
+    if not (folder / "hosts").exists():  # caches made before it have the pair only
+        aside = folder / f"hosts.{os.getpid()}.{threading.get_ident()}"
+        aside.write_text(_LOOPBACK_HOSTS)
+        os.replace(aside, folder / "hosts")
     return folder
 
 
