@@ -118,10 +118,12 @@ def test_episode_writes_do_not_reach_the_commits_install_layers(hello_repo):
     try:
         runtime = TaskRuntime.create(repo.task("local__hello-layers", second)).prepare()
         layers = runtime.commit_layers()
-        assert len(layers.repo) == 2, "expected an install layer over the checkout"
-        generated = sorted(p for p in layers.repo[0].rglob("*") if p.is_file() and ".git" not in p.parts)
+        # Over the checkout: what the install wrote, and the commit's bytecode on top (sandbox/bytecode.py).
+        assert [layer.name for layer in layers.repo[:-1]] == ["pyc", "repo"], layers.repo
+        installed = layers.repo[-2]
+        generated = sorted(p for p in installed.rglob("*") if p.is_file() and ".git" not in p.parts)
         assert generated, "the install wrote nothing in the repo"
-        target = generated[0].relative_to(layers.repo[0])
+        target = generated[0].relative_to(installed)
         before = [_fingerprint(folder) for folder in (*layers.repo[:-1], *layers.venv[:-1])]
         with runtime.episode() as episode:
             attack = episode.run(

@@ -209,8 +209,9 @@ def _not_counted(
     >>> required = {"a": TestResult("a", TestStatus.SKIPPED, skipped_from="mark"), "[100%]": None}
     >>> _not_counted(task, required, TestReport(printed_statuses={}))
     {'[100%]': 'names no test (SWE-bench read it from printed output)'}
-    >>> _not_counted(task, {"a": None}, TestReport(), absent_files=frozenset({"a"}))
-    {'a': 'names a file the run does not have (SWE-bench read it from printed output)'}
+    >>> nested = Task("t", "o/r", "c0ffee", "", FAIL_TO_PASS=["t.py::f"], PASS_TO_PASS=["inner.py::t"])
+    >>> _not_counted(nested, {"inner.py::t": None}, TestReport(), absent_files=frozenset({"inner.py"}))
+    {'inner.py::t': 'names a file the run does not have (SWE-bench read it from printed output)'}
     >>> import dataclasses
     >>> django = dataclasses.replace(task, env=dataclasses.replace(task.env, log_parser="django"))
     >>> _not_counted(django, required, TestReport(), SkipRule.SWEBENCH)
