@@ -83,11 +83,11 @@ import contextlib
 import functools
 import os
 import shutil
-import threading
 import warnings
 from pathlib import Path
 
 from repogym.errors import SandboxError
+from repogym.files import atomic_writer
 from repogym.sandbox import cgroups
 from repogym.sandbox.base import HOME_DIR, REPO_DIR, TMP_DIR, VENV_DIR, Checkpoint, ExecResult, Limits, Mounts
 from repogym.sandbox.cache import cache_root
@@ -366,9 +366,8 @@ def identity_files(uid: int) -> Path:
         (folder / "passwd").write_text(f"sandbox:x:{uid}:{uid}:sandbox:{HOME_DIR}:/bin/sh\n")
         (folder / "group").write_text(f"sandbox:x:{uid}:\n")
     if not (folder / "hosts").exists():  # caches made before it have the pair only
-        aside = folder / f"hosts.{os.getpid()}.{threading.get_ident()}"
-        aside.write_text(_LOOPBACK_HOSTS)
-        os.replace(aside, folder / "hosts")
+        with atomic_writer(folder / "hosts") as handle:
+            handle.write(_LOOPBACK_HOSTS)
     return folder
 
 
