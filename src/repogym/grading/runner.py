@@ -15,6 +15,7 @@ Guarantees:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -136,20 +137,25 @@ def test_directives(test_ids: list[str], test_patch: str, pristine: Path | None 
     >>> test_directives(["tests/test_a.py::test_x", "tests/test_b.py", "tests/test_a.py::test_y"], "")
     ['tests/test_a.py', 'tests/test_b.py']
     """
-    parsed = parse_patch(test_patch)
-    kept = [p for p in parsed or [] if not p.is_removed_file] if parsed is not None else []
-    written = [p.path for p in kept]
     files: list[str] = []
     for test_id in test_ids:
         path = id_file(test_id)
         if not path or path in files:
             continue
         inside = not PurePosixPath(path).is_absolute() and ".." not in PurePosixPath(path).parts
-        if pristine is None or path in written or (inside and (pristine / path).is_file()):
+        if pristine is None or (inside and (pristine / path).is_file()) or path in _written(test_patch):
             files.append(path)
     if files:
         return files
-    return [p for p in written if p.endswith(".py") and PurePosixPath(p).name != "conftest.py"]
+    return [p for p in _written(test_patch) if p.endswith(".py") and PurePosixPath(p).name != "conftest.py"]
+
+
+@functools.lru_cache(maxsize=64)
+def _written(test_patch: str) -> tuple[str, ...]:
+    """The paths a test patch leaves in the tree (added or changed files), parsed once per patch text: only
+    ids whose file the base tree lacks, or tasks without file ids, need them."""
+    parsed = parse_patch(test_patch)
+    return tuple(p.path for p in parsed or [] if not p.is_removed_file)
 
 
 test_directives.__test__ = False  # type: ignore[attr-defined]  # not a pytest test

@@ -144,7 +144,7 @@ def names_a_test(test_id: str) -> bool:
     >>> names_a_test("testing/t.py::test_x[a"), names_a_test("testing/t.py"), names_a_test("[100%]")
     (True, True, False)
     """
-    return "::" in test_id or test_id.endswith(".py")
+    return bool(id_file(test_id))
 
 
 def id_file(test_id: str) -> str:
