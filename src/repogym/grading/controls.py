@@ -53,17 +53,26 @@ class ControlGrade:
     """Seconds of the whole grade (environment build included, where this grade built it)."""
     log_path: str = ""
     network_open: bool = False
+    lacks: tuple[str, ...] = ()
+    """What the run's log shows it lacked from its environment (`GradeResult.lacks`)."""
+
+    @property
+    def cause(self) -> str:
+        """The table's name for how this control ended: "gold UNRESOLVED", with what the run lacked where its
+        log shows it ("gold UNRESOLVED, lacks module cdms2")."""
+        name = f"{self.kind} {self.outcome.value}"
+        return f"{name}, lacks {' and '.join(self.lacks)}" if self.lacks else name
 
     @property
     def as_expected(self) -> bool:
         return (self.outcome is Outcome.RESOLVED) == (self.kind == "gold")
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "outcome": self.outcome.value}
+        return {**asdict(self), "outcome": self.outcome.value, "lacks": list(self.lacks)}
 
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> ControlGrade:
-        return cls(**{**row, "outcome": Outcome(row["outcome"])})
+        return cls(**{**row, "outcome": Outcome(row["outcome"]), "lacks": tuple(row.get("lacks", ()))})
 
 
 @dataclass(frozen=True)
@@ -109,7 +118,7 @@ class ControlsReport:
                 if not grade.as_expected or (
                     grade.kind == "empty" and grade.outcome is not Outcome.UNRESOLVED
                 ):
-                    causes[f"{grade.kind} {grade.outcome.value}"] += 1
+                    causes[grade.cause] += 1
             read = [key for key in self.swebench if key[0] in ids]
             agree = sum(self.swebench[key] == (self.grades[key].outcome is Outcome.RESOLVED) for key in read)
             rows.append(RepoSummary(
@@ -221,7 +230,7 @@ def check_tasks(
         return ControlGrade(
             task.instance_id, task.repo, kind, result.outcome, result.detail,
             round(time.perf_counter() - started, 2), result.report.log_path if result.report else "",
-            result.network_open,
+            result.network_open, result.lacks,
         )  # fmt: skip
 
     pool = ThreadPoolExecutor(max_workers=max(1, workers))

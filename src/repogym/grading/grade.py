@@ -85,6 +85,7 @@ from repogym.grading.runner import (
     test_command,
     test_directives,
 )
+from repogym.grading.test_needs import environment_lacks
 from repogym.grading.test_sources import required_test_files
 from repogym.grading.verdicts import verdict_key, verdicts_for
 from repogym.grading.xfail_marks import XfailReading, reading_for
@@ -196,9 +197,10 @@ def grade_in_episode(
         result = run_test_command(episode, tests)
         tests_s = time.perf_counter() - ran
     report = read_test_run(task, episode, tests, result, log_path(task, log_dir), tests_s)
-    verdict = name_network(
-        judge(task, report, prepared.canary, skip_rule, prepared.sources.may_xfail, absent), report, tests
-    )
+    verdict = judge(task, report, prepared.canary, skip_rule, prepared.sources.may_xfail, absent)
+    log = _failed_run_log(verdict, report)
+    verdict = name_network(verdict, log, tests)
+    lacks = name_lacks(verdict, log, episode.runtime.pristine)
     return GradeResult(
         instance_id=task.instance_id,
         outcome=verdict.outcome,
@@ -207,26 +209,35 @@ def grade_in_episode(
         pass_to_pass=verdict.pass_to_pass,
         patch_applied_with=prepared.applied_with,
         ignored_paths=prepared.filtered.ignored,
-        detail=verdict.detail,
+        detail="; ".join(
+            filter(None, [verdict.detail, lacks and "the environment lacks " + ", ".join(lacks)])
+        ),
         report=report,
         compile_errors=prepared.compile_errors,
         timings={"apply_s": apply_s, "tests_s": tests_s},
         not_counted=verdict.not_counted,
         skip_rule=skip_rule,
         network_open=tests.network,
+        lacks=lacks,
     )
 
 
-def name_network(verdict: Judgement, report: TestReport, tests: TestCommand) -> Judgement:
-    """TESTS_NEED_NETWORK for a run that did not pass (UNRESOLVED, or tests that did not run) whose log shows a
-    test reaching for the network (`needs_network`, validation's detector): the cause named, never a pass.
-    The tests' statuses and SWE-bench's status are kept as judged."""
+def _failed_run_log(verdict: Judgement, report: TestReport) -> str | None:
+    """The log of a run that did not pass (UNRESOLVED, or tests that did not run), read once for the causes
+    below; None for any other run, or when there is no log to read."""
     if verdict.outcome not in (Outcome.UNRESOLVED, Outcome.TESTS_DID_NOT_RUN) or not report.log_path:
-        return verdict
+        return None
     try:
-        attempt = needs_network(Path(report.log_path).read_text(encoding="utf-8", errors="replace"))
+        return Path(report.log_path).read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return verdict
+        return None
+
+
+def name_network(verdict: Judgement, log: str | None, tests: TestCommand) -> Judgement:
+    """TESTS_NEED_NETWORK for a run that did not pass whose log (`_failed_run_log`) shows a test reaching for
+    the network (`needs_network`, validation's detector): the cause named, never a pass. The tests' statuses
+    and SWE-bench's status are kept as judged."""
+    attempt = needs_network(log) if log is not None else ""
     if not attempt:
         return verdict
     if tests.network:
@@ -238,6 +249,21 @@ def name_network(verdict: Judgement, report: TestReport, tests: TestCommand) -> 
         )
     detail = f"{why}; {verdict.detail}" if verdict.detail else why
     return dataclasses.replace(verdict, outcome=Outcome.TESTS_NEED_NETWORK, detail=detail)
+
+
+def name_lacks(verdict: Judgement, log: str | None, pristine: Path) -> tuple[str, ...]:
+    """What a run that did not pass lacked from its environment (`environment_lacks`: a module no install
+    provided, a program the machine does not have), read from the skip reasons of the files whose required
+    tests did not pass and from the errors in its log; () for any other run."""
+    if log is None:
+        return ()
+    not_passed = [
+        test
+        for tests in (verdict.fail_to_pass, verdict.pass_to_pass)
+        for test, status in tests.items()
+        if (status is None or not status.ok) and test not in verdict.not_counted
+    ]
+    return environment_lacks(log, not_passed, pristine)
 
 
 @dataclass(frozen=True)

@@ -211,6 +211,9 @@ class GradeResult:
     network_open: bool = False
     """The test run could reach the network (the grader's opt-in, `grade(allow_network=True)`); False, the
     default: its network namespace was closed, as for every command of an episode."""
+    lacks: tuple[str, ...] = ()
+    """For a run whose required tests did not pass: what its log shows the environment lacked ("module cdms2",
+    "program dot (Debian package graphviz)"; grading/test_needs.py). A cause named, never a verdict."""
 
     @property
     def resolved(self) -> bool:
@@ -241,6 +244,7 @@ class GradeResult:
             "not_counted": self.not_counted,
             "skip_rule": self.skip_rule.value,
             "network_open": self.network_open,
+            "lacks": list(self.lacks),
         }
 
     @classmethod
@@ -262,4 +266,5 @@ class GradeResult:
             not_counted=dict(row.get("not_counted", {})),
             skip_rule=SkipRule(row.get("skip_rule", SkipRule.STRICT.value)),
             network_open=bool(row.get("network_open", False)),
+            lacks=tuple(row.get("lacks", ())),
         )

@@ -137,6 +137,7 @@ PACKAGES: tuple[DebianPackage, ...] = (
     DebianPackage("portaudio19-dev", ("portaudio.h",), pkgconfig=("portaudio-2.0",), libraries=("portaudio",)),
     DebianPackage("libsndfile1-dev", ("sndfile.h",), pkgconfig=("sndfile",), libraries=("sndfile",)),
     DebianPackage("libgraphviz-dev", ("graphviz/",), pkgconfig=("libcgraph", "libgvc"), libraries=("cgraph", "gvc")),
+    DebianPackage("graphviz", commands=("dot", "neato", "twopi", "circo", "fdp", "sfdp")),
     DebianPackage("unixodbc-dev", ("sql.h", "sqlext.h"), ("odbc_config",), ("odbc",), ("odbc",)),
     DebianPackage("freetds-dev", ("sybdb.h", "sybfront.h"), libraries=("sybdb",)),
     DebianPackage("libmemcached-dev", ("libmemcached/",), pkgconfig=("libmemcached",), libraries=("memcached",)),
