@@ -159,6 +159,7 @@ def test_replace_returns_a_new_task():
         ({"exclude_newer": "2021-03-04T05:06:07"}, r"'env.exclude_newer' is .*with seconds and a zone"),
         ({"test_env": {"A": 1}}, r"'env.test_env' must be an object of strings"),
         ({"test_env": {"1A": "x"}}, r"'env.test_env' has a bad variable '1A'"),
+        ({"system_packages": ["graphviz; rm -rf /"]}, r"'env.system_packages' holds 'graphviz; rm -rf /'"),
     ],
 )
 def test_bad_env_fields_fail_when_the_task_file_loads(env, message):
@@ -173,8 +174,10 @@ def test_env_python_exclude_newer_and_test_env_round_trip():
             "python": "/opt/py/bin/python3.9",
             "exclude_newer": "2021-03-04T05:06:07+02:00",
             "test_env": {"DJANGO_SETTINGS_MODULE": "tests.settings", "LANG": "en_US.UTF-8"},
+            "system_packages": ["graphviz", "texlive-latex-extra"],
         }
     )
+    assert spec.system_packages == ("graphviz", "texlive-latex-extra")
     assert spec.test_env["LANG"] == "en_US.UTF-8"
     assert EnvSpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
     assert EnvSpec.from_dict({"python": "3.9.18", "exclude_newer": "2021-03-04"}).python == "3.9.18"

@@ -47,6 +47,8 @@ class Source(enum.StrEnum):
     IMPORTED = "imported"
 
 
+#: A Debian package name (Debian policy 5.6.1: lower case letters, digits, + - . ; two characters or more).
+_DEBIAN_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]+")
 _PYTHON_VERSION = re.compile(r"\d+(\.\d+){0,2}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RFC3339 = re.compile(
@@ -87,6 +89,11 @@ class EnvSpec:
     """Resolve every package as of this moment: an RFC 3339 date-time ("2021-03-04T12:00:00Z") or a date
     ("2021-03-04", meaning the end of that day in UTC). Applied to uv (UV_EXCLUDE_NEWER) and pip
     (PIP_UPLOADED_PRIOR_TO, pip >= 25.3) in every build step. Empty = today's packages."""
+    system_packages: tuple[str, ...] = ()
+    """Debian packages the tests expect on the machine (SWE-bench's images install them with apt-get:
+    graphviz for sphinx 7.2+, ffmpeg and texlive for matplotlib). repogym never runs apt-get: the jail sees
+    the host's /usr, so `repogym doctor TASKS` names those this machine lacks, with the line that installs
+    them. They do not decide the environment's contents (not in its cache key)."""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None, where: str = "env") -> EnvSpec:
@@ -104,7 +111,7 @@ class EnvSpec:
                 if not isinstance(data[name], str):
                     raise DatasetError(f"{where}: 'env.{name}' must be a string, got {data[name]!r}")
                 kwargs[name] = data[name]
-        for name in ("install", "packages"):
+        for name in ("install", "packages", "system_packages"):
             value = data.get(name)
             if value is None:
                 continue
@@ -115,6 +122,11 @@ class EnvSpec:
             kwargs[name] = tuple(value)
         if data.get("test_env") is not None:
             kwargs["test_env"] = _test_env(data["test_env"], where)
+        for package in kwargs.get("system_packages", ()):
+            if not _DEBIAN_PACKAGE.fullmatch(package):
+                raise DatasetError(
+                    f"{where}: 'env.system_packages' holds {package!r}: give Debian package names (e.g. \"graphviz\")"
+                )
         _check_python(kwargs.get("python", ""), where)
         _check_exclude_newer(kwargs.get("exclude_newer", ""), where)
         return cls(**kwargs)
@@ -128,6 +140,7 @@ class EnvSpec:
             "log_parser": self.log_parser,
             "test_env": dict(self.test_env),
             "exclude_newer": self.exclude_newer,
+            "system_packages": list(self.system_packages),
         }
 
 

@@ -46,6 +46,7 @@ def instances(tmp_path: Path, swebench_rows) -> Path:
         _row(rows, "acme/calc", "1.0"),
     ]
     rows += [_row(rows, "sympy/sympy", "1.13"), _row(rows, "sympy/sympy", "1.14")]
+    rows += [_row(rows, "sphinx-doc/sphinx", "7.2"), _row(rows, "sphinx-doc/sphinx", "5.0")]
     path = tmp_path / "instances.json"
     path.write_text(json.dumps(rows))
     return path
@@ -74,6 +75,10 @@ def test_each_instance_gets_its_repo_and_version_spec(tmp_path: Path, instances:
     assert "-r" not in sympy_113.install[0].split() and "pytest-doctestplus" in sympy_113.install[0].split()
     assert sympy_113.install[1:] == ("python -m pip install mpmath==1.3.0", "python -m pip install -e .")
     assert "requirements-dev.txt" in sympy_114.install[0]
+    # What SWE-bench's images apt-get is carried, to be named by `repogym doctor` (sphinx 7.2+ only).
+    assert tasks["sphinx-doc__sphinx-7.2"].env.system_packages == ("graphviz",)
+    assert tasks["sphinx-doc__sphinx-5.0"].env.system_packages == ()
+    assert flask.system_packages == ()
     assert tasks["pallets__flask-4992"].metadata["env_rules"] == [
         "swebench specs (swebench.toml) [[env.when]] #23"
     ]
@@ -81,7 +86,7 @@ def test_each_instance_gets_its_repo_and_version_spec(tmp_path: Path, instances:
 
 def test_the_summary_names_unmatched_repos_and_missing_interpreters(tmp_path: Path, instances: Path) -> None:
     result = _import(str(instances), "--specs", "swebench", "--out", str(tmp_path / "t.jsonl"))
-    assert "env from swebench: 8 of 9 tasks" in result.stdout
+    assert "env from swebench: 10 of 11 tasks" in result.stdout
     assert "no spec for acme/calc@1.0 (1): those tasks keep their own env" in result.stdout
     assert "1 task(s) need Python 3.5, which is not installed here (installed: " in result.stdout
     assert load_tasks(tmp_path / "t.jsonl").get("acme__calc-1.0").env.python == ""

@@ -93,3 +93,23 @@ def test_a_recorded_build_failure_names_what_the_setup_py_probed_for(toy_task, a
         package, f"command {program} not found", "recorded build failure",
     )  # fmt: skip
     assert program in need["evidence"]
+
+
+def test_a_system_package_the_tasks_spec_names_and_the_machine_lacks_is_named(toy_task, tmp_path):
+    """SWE-bench's images apt-get graphviz, ffmpeg, texlive: `env.system_packages` carries them, and doctor
+    names those dpkg does not have installed (git, which repogym needs, is installed here)."""
+    from repogym.task import EnvSpec
+
+    absent = "repogym-absent-debian-pkg"
+    spec = EnvSpec(**{**vars(toy_task.env), "system_packages": ("git", absent)})
+    tasks = tmp_path / "tasks.jsonl"
+    save_tasks([toy_task.replace(env=spec), toy_task.replace(instance_id="toy-2", env=spec)], tasks)
+    result = doctor(str(tasks), "--json")
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.stdout)
+    assert report["missing_packages"] == [absent]
+    (need,) = report["repos"][0]["packages"]
+    assert need["package"] == absent and need["source"] == "task spec" and need["tasks"] == 2
+    assert need["need"] == "not installed"
+    human = doctor(str(tasks))
+    assert human.stdout.rstrip().endswith(f"install: apt-get install {absent}")

@@ -23,6 +23,7 @@ import functools
 import os
 import re
 import shutil
+import subprocess
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -182,6 +183,7 @@ def _repo_needs(
     """One repository's row: its tasks' Pythons, and its recorded and dry-checked needs (commits read once)."""
     per_commit = Counter(task.base_commit for task in tasks)
     counts = (repo, "", len(tasks), len(per_commit))
+    recorded = [*recorded, *spec_needs(tasks)]
     try:
         source = Path(resolve_repo_source(tasks[0], repos_dir))
     except RepoSourceError as exc:
@@ -203,6 +205,44 @@ def _repo_needs(
         tuple(PythonNeed(python, count, detail) for (python, detail), count in pythons.items()),
         tuple(_merge([*recorded, *checked])),
     )  # fmt: skip
+
+
+def spec_needs(tasks: Sequence[Task]) -> list[PackageNeed]:
+    """The Debian packages the tasks' `env.system_packages` name (what SWE-bench's images install with
+    apt-get: graphviz, ffmpeg, texlive) that this machine does not have installed, as dpkg-query reports it;
+    each once, with how many tasks name it. Where dpkg-query cannot run (not a Debian system), every named
+    package is reported, said so in its words."""
+    wanted = Counter(package for task in tasks for package in dict.fromkeys(task.env.system_packages))
+    if not wanted:
+        return []
+    installed = installed_debian_packages(wanted)
+    return [
+        PackageNeed(
+            package,
+            "not installed" if installed is not None else "not checked (no dpkg-query on this machine)",
+            "task spec",
+            "env.system_packages (SWE-bench's image apt-gets it; repogym never runs apt-get)",
+            count,
+        )
+        for package, count in wanted.items()
+        if installed is None or package not in installed
+    ]
+
+
+def installed_debian_packages(names: Iterable[str]) -> frozenset[str] | None:
+    """Which of `names` dpkg says are installed; None when dpkg-query cannot be run here."""
+    dpkg = shutil.which("dpkg-query")
+    if dpkg is None:
+        return None
+    found = subprocess.run(
+        [dpkg, "-W", "-f=${Package} ${db:Status-Status}\\n", *names],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return frozenset(
+        line.split()[0] for line in found.stdout.splitlines() if line.split()[1:] == ["installed"]
+    )
 
 
 def _python_need(source: Path, task: Task, installed: list[str]) -> tuple[str, str]:
