@@ -140,7 +140,9 @@ class EnvSpec:
             "log_parser": self.log_parser,
             "test_env": dict(self.test_env),
             "exclude_newer": self.exclude_newer,
-            "system_packages": list(self.system_packages),
+            # Only when set: validation's candidate fingerprints hash this dict, and a key every task
+            # gained would have made every saved outcome stale.
+            **({"system_packages": list(self.system_packages)} if self.system_packages else {}),
         }
 
 

@@ -113,3 +113,16 @@ def test_a_system_package_the_tasks_spec_names_and_the_machine_lacks_is_named(to
     assert need["need"] == "not installed"
     human = doctor(str(tasks))
     assert human.stdout.rstrip().endswith(f"install: apt-get install {absent}")
+
+
+def test_where_dpkg_cannot_tell_every_spec_package_is_named_as_not_checked(toy_task, tmp_path, monkeypatch):
+    from repogym.task import EnvSpec
+    from repogym.validate import doctor as doctor_module
+
+    monkeypatch.setattr(doctor_module, "installed_packages", lambda names: None)
+    spec = EnvSpec(**{**vars(toy_task.env), "system_packages": ("git",)})
+    tasks = tmp_path / "tasks.jsonl"
+    save_tasks([toy_task.replace(env=spec)], tasks)
+    report = json.loads(doctor(str(tasks), "--json").stdout)
+    (need,) = report["repos"][0]["packages"]
+    assert (need["package"], need["need"]) == ("git", "not checked (no dpkg-query on this machine)")

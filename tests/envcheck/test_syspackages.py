@@ -148,3 +148,27 @@ def test_no_installed_python_is_its_own_cause():
         "the commit needs Python >=3.99 (requires-python), none installed (installed: 3.11.7); install one"
     )
     assert diagnose_build(message).cause is SetupCause.NO_MATCHING_PYTHON
+
+
+def test_installed_packages_reads_dpkgs_status_and_says_when_dpkg_cannot_tell(tmp_path, monkeypatch):
+    """Only "installed" counts (a package removed but for its config files, or known and not installed, does
+    not); an exit status of 2 (no dpkg database) or no dpkg-query at all means dpkg cannot tell: None."""
+    from repogym.sandbox import syspackages
+
+    fake = tmp_path / "dpkg-query"
+    fake.write_text(
+        "#!/bin/sh\n"
+        "printf 'graphviz installed\\nffmpeg config-files\\ntexlive not-installed\\n\\nodd\\n'\n"
+        'echo "dpkg-query: no packages found matching absent" >&2\nexit ${FAKE_STATUS:-1}\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    syspackages._installed.cache_clear()
+    assert syspackages.installed_packages(["graphviz", "ffmpeg", "texlive", "absent"]) == {"graphviz"}
+    monkeypatch.setenv("FAKE_STATUS", "2")
+    syspackages._installed.cache_clear()
+    assert syspackages.installed_packages(["graphviz", "ffmpeg"]) is None
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    syspackages._installed.cache_clear()
+    assert syspackages.installed_packages(["graphviz"]) is None
+    syspackages._installed.cache_clear()

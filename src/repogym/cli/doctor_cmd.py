@@ -35,8 +35,10 @@ def doctor_command(
     Tools: git and bubblewrap (repogym runs them), and the C compiler, pkg-config and cargo that builds find in
     the jail. Pythons: per repository, the installed one each task's commit allows (as validation chooses it),
     or why none does. System packages, as Debian names: those a recorded build failure shows missing
-    (validation's partial file), and a dry check of each commit's C, C++ and Cython sources for headers this
-    machine lacks. Nothing is built: `repogym env check` builds and names what a build probes for itself.
+    (validation's partial file), a dry check of each commit's C, C++ and Cython sources for headers this
+    machine lacks, and the tasks' `env.system_packages` that dpkg does not have (what SWE-bench's images
+    apt-get; `tasks import --specs swebench` carries them). Nothing is built: `repogym env check` builds and
+    names what a build probes for itself.
 
     Exit status 0 when nothing is missing; 1 when something is (the last line is the apt-get command); 2 on
     bad arguments.

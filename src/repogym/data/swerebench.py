@@ -64,14 +64,13 @@ import functools
 import json
 import re
 import shlex
-import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from repogym.data import builtin_specs
 from repogym.errors import DatasetError
-from repogym.sandbox.syspackages import install_line
+from repogym.sandbox.syspackages import install_line, installed_packages
 from repogym.task import EnvSpec, Task
 
 #: The instance field that holds the recipe.
@@ -468,18 +467,8 @@ def _segments(command: str) -> list[tuple[str, str]]:
     return kept
 
 
-@functools.cache
 def debian_package_installed(name: str) -> bool:
-    """dpkg records the Debian package `name` as installed here (False where there is no dpkg: then nothing
+    """dpkg records the Debian package `name` as installed here (False where dpkg cannot tell: then nothing
     can be shown to be there). Builds run in the jail over the host's /usr, so the host's packages are the
     build's."""
-    try:
-        done = subprocess.run(
-            ["dpkg-query", "--show", "--showformat=${db:Status-Status}", name],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0 and done.stdout.strip() == "installed"
+    return name in (installed_packages([name]) or ())

@@ -85,7 +85,7 @@ from repogym.grading.runner import (
     test_command,
     test_directives,
 )
-from repogym.grading.test_needs import environment_lacks
+from repogym.grading.test_needs import environment_lacks, missing_system_packages, provided_modules
 from repogym.grading.test_sources import required_test_files
 from repogym.grading.verdicts import verdict_key, verdicts_for
 from repogym.grading.xfail_marks import XfailReading, reading_for
@@ -200,7 +200,7 @@ def grade_in_episode(
     verdict = judge(task, report, prepared.canary, skip_rule, prepared.sources.may_xfail, absent)
     log = _failed_run_log(verdict, report)
     verdict = name_network(verdict, log, tests)
-    lacks = name_lacks(verdict, log, episode.runtime.pristine)
+    lacks = name_lacks(task, verdict, report, log, episode.runtime)
     return GradeResult(
         instance_id=task.instance_id,
         outcome=verdict.outcome,
@@ -251,10 +251,13 @@ def name_network(verdict: Judgement, log: str | None, tests: TestCommand) -> Jud
     return dataclasses.replace(verdict, outcome=Outcome.TESTS_NEED_NETWORK, detail=detail)
 
 
-def name_lacks(verdict: Judgement, log: str | None, pristine: Path) -> tuple[str, ...]:
-    """What a run that did not pass lacked from its environment (`environment_lacks`: a module no install
-    provided, a program the machine does not have), read from the skip reasons of the files whose required
-    tests did not pass and from the errors in its log; () for any other run."""
+def name_lacks(
+    task: Task, verdict: Judgement, report: TestReport, log: str | None, runtime: TaskRuntime
+) -> tuple[str, ...]:
+    """What a run that did not pass lacked from its environment (`environment_lacks`: a module nothing
+    provides, a program or a Debian package the machine does not have), read from the skip reasons of its
+    required tests that did not pass (and of the files skipped whole that hold them), the errors in its log
+    and the task's system packages; () for any other run."""
     if log is None:
         return ()
     not_passed = [
@@ -263,7 +266,17 @@ def name_lacks(verdict: Judgement, log: str | None, pristine: Path) -> tuple[str
         for test, status in tests.items()
         if (status is None or not status.ok) and test not in verdict.not_counted
     ]
-    return environment_lacks(log, not_passed, pristine)
+    reasons = [
+        why
+        for skipped, why in report.skip_reasons.items()
+        if any(
+            test == skipped or test.startswith((skipped + "::", skipped.rstrip("/") + "/"))
+            for test in not_passed
+        )
+    ]
+    venv = runtime.env.venv if runtime.env is not None else None
+    provided = provided_modules(task, runtime.pristine, venv) if runtime.pristine else (lambda name: True)
+    return environment_lacks(log, reasons, provided, missing_system_packages(task))
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,10 @@ class TestReport:
     """Test files (or directories) skipped while they were collected (`pytest.importorskip` or
     `pytest.skip(allow_module_level=True)` at module level, a SkipTest raised on import): id -> where the
     skip came from, as in `TestResult.skipped_from`. Their tests never ran and have no result."""
+    skip_reasons: dict[str, str] = field(default_factory=dict)
+    """Skipped test ids, and the files of `skipped_modules`, -> the reason the skip gave (pytest's structured
+    report: "could not import 'cdms2': No module named 'cdms2'"); what a test lacked is read from it
+    (grading/test_needs.py). Empty for runners that report no reasons."""
     printed_statuses: dict[str, str] | None = None
     """Test id -> status word as SWE-bench's log parser for this framework reads the printed log (pytest's
     -rA summary, whose ids it cuts at the first space). Never results: judge.py uses them only to map
@@ -94,6 +98,7 @@ class TestReport:
         return TestReport(
             results={**self.results, **other.results},
             skipped_modules={**self.skipped_modules, **other.skipped_modules},
+            skip_reasons={**self.skip_reasons, **other.skip_reasons},
             printed_statuses=printed,
             printed_reading=other.printed_reading or self.printed_reading,
             exit_code=other.exit_code if other.exit_code is not None else self.exit_code,

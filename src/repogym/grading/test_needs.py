@@ -1,26 +1,31 @@
-"""What a test run lacked from its environment, read from its log: a Python module no install provided, a
-program the machine does not have. Named on a grade whose required tests did not pass, so that "gold does not
-resolve" comes with its cause (issue 28: xarray's cdms2 tests skip for want of a conda-forge-only package;
-sphinx's inheritance-diagram tests skip for want of graphviz's `dot`), as TESTS_NEED_NETWORK names the network.
+"""What a test run lacked from its environment: a Python module no install provided, a program or a Debian package
+the machine does not have. Named on a grade whose required tests did not pass, so that "gold does not resolve"
+comes with its cause (issue 28: xarray's cdms2 tests skip for want of a conda-forge-only package; sphinx's
+inheritance-diagram tests skip for want of graphviz's `dot`), as TESTS_NEED_NETWORK names the network.
 
-Read from two places in the log:
+Read from three places:
 
-- the skip summary lines of the files that hold a required test that did not pass (pytest -rA:
-  ``SKIPPED [1] tests/test_x.py:18: could not import 'cdms2': No module named 'cdms2'``; a test skipped because
-  a module or program is missing says so in its reason, whatever the project's own words around it);
-- anywhere in the log, an error that says a module or a program is missing (``ModuleNotFoundError: No module
-  named 'X'`` on a pytest ``E`` line; the shell's and subprocess's "not found" shapes that build diagnosis
-  reads, `repogym.sandbox.syspackages.find_system_needs`).
+- the skip reasons of the required tests that did not pass, and of the files skipped whole that hold them, from
+  the runner's structured report (`TestReport.skip_reasons`: "could not import 'cdms2': No module named
+  'cdms2'", 'graphviz "dot" is not available'): exact per test, and not something printed output can forge;
+- the log's errors that say a module or a program is missing (``ModuleNotFoundError: No module named 'X'`` on a
+  pytest ``E`` line; the shell's and subprocess's "not found" shapes that build diagnosis reads,
+  `repogym.sandbox.syspackages.find_system_needs`);
+- the task's `env.system_packages` that dpkg does not record as installed (`syspackages.installed_packages`):
+  what the task says its tests expect, checked on the machine, whatever the log's wording.
 
-A module is named only when the repository does not hold it (its top-level name is neither a folder nor a
-Python file's or extension's stem anywhere in the base tree): a candidate that deletes one of the repository's
-own modules is the candidate's fault, not the environment's. A program is named with the Debian
-package that ships it where syspackages knows it.
+A module is named only when nothing provides it: its top-level name is not a folder or a Python file's or
+extension's stem anywhere in the base tree, nor a name the task's patch or test patch adds, nor in the
+environment's site-packages. So a candidate that deletes one of the repository's own modules is not excused
+as a missing package, and a broken import inside an installed package (`numpy.core._multiarray_umath`) is not
+called absent. A program is named with the Debian package that ships it where syspackages knows it; a
+program the table does not know is named only from the strict shapes (the shell's "not found"), never a
+`*_config` name of the loose ones, which in test output is as often a Python name.
 
 Never a verdict: the outcome and every test's status stay as judged; this only adds a cause to a run that
-did not pass (`GradeResult.lacks`), and a log that prints these words for another reason is taken at its
-word, as `needs_network` takes it. Hand-written because no library reads pytest's summary lines for their
-reasons; the program shapes are syspackages' own table.
+did not pass (`GradeResult.lacks`, at most `MAX_NAMED` names and a count of the rest). The log is one a
+candidate writes: every pattern here reads it in linear time (tests/grading/test_test_needs.py's hostile
+logs). Hand-written because no library reads these causes out of a test log.
 """
 
 from __future__ import annotations
@@ -28,77 +33,142 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterable
+import string
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from repogym.sandbox.syspackages import NeedKind, find_system_needs, package_for
+from repogym.patches import changed_paths
+from repogym.sandbox.syspackages import NeedKind, find_system_needs, installed_packages, package_for
+from repogym.task import Task
 
-__all__ = ["environment_lacks"]
+__all__ = ["MAX_NAMED", "environment_lacks", "missing_system_packages", "provided_modules"]
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+#: The most causes a grade names; the rest are counted ("and 3 more").
+MAX_NAMED = 5
+
 _MODULE = r"[A-Za-z_][\w.]*"
-#: A skip summary line: file, line, reason.
-_SKIP_LINE = re.compile(r"^SKIPPED \[\d+\] ([^:\n]+):\d+: (.*)$", re.M)
 #: A reason or error that says a module could not be imported (pytest.importorskip's and Python's words).
 _NO_MODULE = re.compile(rf"(?:could not import '({_MODULE})'|No module named '({_MODULE})')")
-#: Python's error as pytest prints it under a failing test (an `E` line), or at a collection error.
-_MODULE_ERROR = re.compile(rf"^E?\s*(?:ModuleNotFoundError|ImportError): No module named '({_MODULE})'", re.M)
+#: Python's error as pytest prints it under a failing test (an `E` line), or as a traceback's last line.
+#: One run of horizontal space: `\s*` after `^` would read on over every blank line that follows, at every
+#: line, and two runs side by side (`E[ \t]+[ \t]*`) share a long one out in every way, both quadratic.
+_MODULE_ERROR = re.compile(
+    rf"^E?[ \t]*(?:ModuleNotFoundError|ImportError): No module named '({_MODULE})'", re.M
+)
 #: A skip reason that names a program as unavailable ('graphviz "dot" is not available', "'ffmpeg' not
-#: found"): counted only for programs syspackages knows, as its loose shapes are.
-_PROGRAM_UNAVAILABLE = re.compile(r"[\"'`]?([\w+-]+)[\"'`]? (?:is )?not (?:available|installed|found)", re.I)
-
-
-def environment_lacks(log: str, not_passed: Iterable[str], repo_root: Path) -> tuple[str, ...]:
-    """What the run's log shows it lacked, each once, in the order found: "module cdms2",
-    "program dot (Debian package graphviz)". `not_passed`: the required test ids that did not pass (their
-    files' skip lines are read); `repo_root`: the base tree, whose own modules are never named.
-
-    >>> import tempfile
-    >>> root = Path(tempfile.mkdtemp())
-    >>> log = "SKIPPED [1] xarray/tests/test_a.py:9: could not import 'cdms2': No module named 'cdms2'"
-    >>> environment_lacks(log, ["xarray/tests/test_a.py::test_cdms2"], root)
-    ('module cdms2',)
-    >>> environment_lacks('SKIPPED [1] tests/test_d.py:18: graphviz "dot" is not available', ["tests/test_d.py::t"], root)
-    ('program dot (Debian package graphviz)',)
-    >>> environment_lacks(log, ["xarray/tests/test_b.py::test_other"], root)
-    ()
-    """
-    text = _ANSI.sub("", log)
-    files = {test_id.split("::", 1)[0] for test_id in not_passed}
-    found: dict[str, None] = {}
-    for match in _SKIP_LINE.finditer(text):
-        if match.group(1).strip() not in files:
-            continue
-        reason = match.group(2)
-        for module in _NO_MODULE.finditer(reason):
-            _add_module(found, module.group(1) or module.group(2), repo_root)
-        for program in _PROGRAM_UNAVAILABLE.finditer(reason):
-            if package_for(NeedKind.COMMAND, program.group(1)):
-                _add_program(found, program.group(1))
-    for module in _MODULE_ERROR.finditer(text):
-        _add_module(found, module.group(1), repo_root)
-    for need in find_system_needs(_hint_lines(text)):
-        if need.kind is NeedKind.COMMAND:
-            _add_program(found, need.name)
-    return tuple(found)
-
-
+#: found"): counted only for programs syspackages knows, as its loose shapes are. The name's start is not
+#: inside a longer name (linear on a line of "a-a-a-...").
+_PROGRAM_UNAVAILABLE = re.compile(
+    r"(?<![\w+-])[\"'`]?([\w+-]+)[\"'`]? (?:is )?not (?:available|installed|found)", re.I
+)
+_CONFIG_SCRIPT = re.compile(r"^[\w.+]+[-_]config$")
 #: Words that every shape of a missing program holds (syspackages' "not found", "No such file or directory",
 #: "could not find", "is not installed"), lower case.
 _HINTS = ("found", "no such file", "not installed", "find")
+#: ASCII-only lower-casing: it keeps every character where it was (str.lower does not: "İ" becomes two).
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def environment_lacks(
+    log: str,
+    skip_reasons: Iterable[str],
+    provided: Callable[[str], bool],
+    missing_packages: Iterable[str] = (),
+) -> tuple[str, ...]:
+    """What the run shows it lacked, each once, in the order found, at most `MAX_NAMED` and a count:
+    "module cdms2", "program dot (Debian package graphviz)", "Debian package graphviz not installed".
+    `skip_reasons`: the reasons of the required tests that did not pass; `provided(top_level_name)`: whether
+    something provides that module (`provided_modules`); `missing_packages`: the task's system packages the
+    machine lacks.
+
+    >>> environment_lacks("", ["could not import 'cdms2': No module named 'cdms2'"], lambda name: False)
+    ('module cdms2',)
+    >>> environment_lacks("", ['graphviz "dot" is not available'], lambda name: False)
+    ('program dot (Debian package graphviz)',)
+    >>> environment_lacks("E   ModuleNotFoundError: No module named 'geo'", [], lambda name: name == "geo")
+    ()
+    """
+    found: dict[str, None] = {}
+    for reason in skip_reasons:
+        for module in _NO_MODULE.finditer(reason):
+            _add_module(found, module.group(1) or module.group(2), provided)
+        for program in _PROGRAM_UNAVAILABLE.finditer(reason):
+            if package_for(NeedKind.COMMAND, program.group(1)):
+                _add_program(found, program.group(1))
+        _add_programs(found, reason)
+    for module in _MODULE_ERROR.finditer(log):
+        _add_module(found, module.group(1), provided)
+    _add_programs(found, _hint_lines(log))
+    for package in missing_packages:
+        found[f"Debian package {package} not installed"] = None
+    named = tuple(found)
+    if len(named) > MAX_NAMED:
+        return (*named[:MAX_NAMED], f"and {len(named) - MAX_NAMED} more")
+    return named
+
+
+def provided_modules(task: Task, tree: Path, venv: Path | None) -> Callable[[str], bool]:
+    """Whether a top-level module name is provided: by the base tree (anywhere in it: a test folder pytest
+    puts on sys.path, a src/ layout), by a file the task's patch or test patch adds, or by the environment's
+    site-packages."""
+    added = {
+        part.split(".", 1)[0]
+        for path in changed_paths(task.patch + task.test_patch)
+        for part in path.split("/")
+    }
+    site = _site_names(venv) if venv is not None else frozenset()
+    return lambda name: name in added or name in site or name in _tree_names(tree)
+
+
+@functools.lru_cache(maxsize=64)
+def _tree_names(root: Path) -> frozenset[str]:
+    """Every name a module of the base tree could be imported by: each folder's name and each Python file's or
+    extension's stem. Read once per tree (a base tree never changes), only for a run whose log names a
+    missing module."""
+    names: set[str] = set()
+    for _folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        names.update(dirs)
+        names.update(f.split(".", 1)[0] for f in files if f.endswith((".py", ".pyi", ".so", ".pyd", ".pyx")))
+    return frozenset(names)
+
+
+@functools.lru_cache(maxsize=64)
+def _site_names(venv: Path) -> frozenset[str]:
+    """The top-level names an environment's site-packages holds (folders, modules, extensions)."""
+    names: set[str] = set()
+    for site in venv.glob("lib/python*/site-packages"):
+        for entry in os.scandir(site):
+            names.add(entry.name.split(".", 1)[0] if entry.is_file() else entry.name)
+    return frozenset(names)
+
+
+def _add_module(found: dict[str, None], name: str, provided: Callable[[str], bool]) -> None:
+    if not provided(name.split(".", 1)[0]):
+        found[f"module {name}"] = None
+
+
+def _add_programs(found: dict[str, None], text: str) -> None:
+    for need in find_system_needs(text):
+        if need.kind is NeedKind.COMMAND and (need.package or not _CONFIG_SCRIPT.match(need.name)):
+            _add_program(found, need.name)
+
+
+def _add_program(found: dict[str, None], name: str) -> None:
+    package = package_for(NeedKind.COMMAND, name)
+    found[f"program {name} (Debian package {package})" if package else f"program {name}"] = None
 
 
 def _hint_lines(text: str) -> str:
     """The lines of `text` that hold one of `_HINTS`, in order: syspackages' shapes were written for build
     logs, read once per failed build; a test log is read on every failing grade and can be megabytes (0.2 s
     for sympy's 270 KB), so they read only the lines that could match (str.find over the lowered text)."""
-    lowered = text.lower()
+    lowered = text.translate(_ASCII_LOWER)
     starts: set[int] = set()
     for hint in _HINTS:
         at = lowered.find(hint)
         while at >= 0:
-            start = lowered.rfind("\n", 0, at) + 1
-            starts.add(start)
+            starts.add(lowered.rfind("\n", 0, at) + 1)
             end = lowered.find("\n", at)
             at = lowered.find(hint, end) if end >= 0 else -1
     lines = []
@@ -108,25 +178,10 @@ def _hint_lines(text: str) -> str:
     return "\n".join(lines)
 
 
-def _add_module(found: dict[str, None], name: str, repo_root: Path) -> None:
-    top = name.split(".", 1)[0]
-    if top not in _tree_module_names(repo_root):  # else the repository's own: a candidate removed it
-        found[f"module {top}"] = None
-
-
-@functools.lru_cache(maxsize=64)
-def _tree_module_names(root: Path) -> frozenset[str]:
-    """Every name a module of the base tree could be imported by, wherever it sits (a test folder that pytest
-    puts on sys.path, a src/ layout): each folder's name and each Python file's or extension's stem. Read
-    once per tree (a base tree never changes) and only for a run whose log names a missing module."""
-    names: set[str] = set()
-    for _folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        names.update(dirs)
-        names.update(f.split(".", 1)[0] for f in files if f.endswith((".py", ".pyi", ".so", ".pyd", ".pyx")))
-    return frozenset(names)
-
-
-def _add_program(found: dict[str, None], name: str) -> None:
-    package = package_for(NeedKind.COMMAND, name)
-    found[f"program {name} (Debian package {package})" if package else f"program {name}"] = None
+def missing_system_packages(task: Task) -> tuple[str, ...]:
+    """The task's `env.system_packages` that dpkg does not record as installed (none where dpkg cannot tell:
+    doctor says so; a grade names only what it knows)."""
+    if not task.env.system_packages:
+        return ()
+    installed = installed_packages(task.env.system_packages)
+    return () if installed is None else tuple(p for p in task.env.system_packages if p not in installed)

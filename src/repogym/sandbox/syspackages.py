@@ -17,7 +17,9 @@ on the host, and `apt-get install` on the host is the fix.
 from __future__ import annotations
 
 import enum
+import functools
 import re
+import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -30,6 +32,7 @@ __all__ = [
     "describe_needs",
     "find_system_needs",
     "install_line",
+    "installed_packages",
     "package_for",
     "packages_of",
 ]
@@ -138,6 +141,14 @@ PACKAGES: tuple[DebianPackage, ...] = (
     DebianPackage("libsndfile1-dev", ("sndfile.h",), pkgconfig=("sndfile",), libraries=("sndfile",)),
     DebianPackage("libgraphviz-dev", ("graphviz/",), pkgconfig=("libcgraph", "libgvc"), libraries=("cgraph", "gvc")),
     DebianPackage("graphviz", commands=("dot", "neato", "twopi", "circo", "fdp", "sfdp")),
+    DebianPackage("ffmpeg", commands=("ffmpeg", "ffprobe")),
+    DebianPackage("imagemagick", commands=("convert", "magick", "identify", "compare")),
+    DebianPackage("ghostscript", commands=("gs",)),
+    DebianPackage("inkscape", commands=("inkscape",)),
+    DebianPackage("texlive", commands=("latex", "pdflatex", "tex")),
+    DebianPackage("texlive-xetex", commands=("xelatex", "xetex")),
+    DebianPackage("texlive-luatex", commands=("lualatex", "luatex")),
+    DebianPackage("dvipng", commands=("dvipng",)),
     DebianPackage("unixodbc-dev", ("sql.h", "sqlext.h"), ("odbc_config",), ("odbc",), ("odbc",)),
     DebianPackage("freetds-dev", ("sybdb.h", "sybfront.h"), libraries=("sybdb",)),
     DebianPackage("libmemcached-dev", ("libmemcached/",), pkgconfig=("libmemcached",), libraries=("memcached",)),
@@ -262,12 +273,16 @@ _SHAPES: tuple[tuple[NeedKind, re.Pattern[str]], ...] = (
 )  # fmt: skip
 #: Loose shapes ("could not find X"): a need only when the table knows X as a program, or X is a
 #: library's config script (`*-config`, `*_config`), so "could not find a version" is nothing.
+#: A name's start: not inside a longer run of name characters. `\b` is also true between "a" and "-", so a
+#: line of "a-a-a-..." would start a match at each of its characters and read on to the end each time
+#: (quadratic: 43 s for a 20 KB line); test logs, which a candidate writes, are read with these shapes too.
+_NAME_START = r"(?<![\w+.-])"
 _LOOSE_COMMAND_SHAPES: tuple[re.Pattern[str], ...] = (
-    re.compile(rf"\b({_PROGRAM}) (?:executable |program |binary )?not found", re.I),
+    re.compile(rf"{_NAME_START}({_PROGRAM}) (?:executable |program |binary )?not found", re.I),
     re.compile(rf"(?:can't|cannot|could not|couldn't|unable to|did not) find (?:the |a )?({_PROGRAM})", re.I),
     re.compile(rf"Program '({_PROGRAM})' not found"),  # meson
     re.compile(
-        rf"\b({_PROGRAM}),? (?:the [^,\n]*, )?is not installed", re.I
+        rf"{_NAME_START}({_PROGRAM}),? (?:the [^,\n]*, )?is not installed", re.I
     ),  # maturin: "Cargo, the ..., is"
     re.compile(rf"No such file or directory: '(?:[^'\s]*/)?({_PROGRAM})'"),  # subprocess of a setup.py
 )
@@ -315,6 +330,38 @@ def _line_at(text: str, where: int) -> str:
 def packages_of(needs: Iterable[SystemNeed]) -> tuple[str, ...]:
     """The Debian packages the needs name, each once, in order (needs the table does not know add none)."""
     return tuple(dict.fromkeys(need.package for need in needs if need.package))
+
+
+def installed_packages(names: Iterable[str]) -> frozenset[str] | None:
+    """Which of the Debian packages `names` dpkg records as installed here (the jail sees the host's /usr, so
+    the host's packages are the builds' and the test runs'); None where dpkg cannot tell: no dpkg-query, no
+    dpkg database (its exit status 2), no answer in 30 s. A package dpkg knows only as "config-files" or
+    "not-installed" is not installed.
+
+    >>> installed_packages([]) == frozenset()
+    True
+    """
+    return _installed(tuple(sorted(set(names))))
+
+
+@functools.lru_cache(maxsize=256)
+def _installed(names: tuple[str, ...]) -> frozenset[str] | None:
+    if not names:
+        return frozenset()
+    try:
+        done = subprocess.run(
+            ["dpkg-query", "--show", "--showformat=${Package} ${db:Status-Status}\\n", *names],
+            capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode not in (0, 1):  # 1: some name is not a package dpkg knows, which is an answer
+        return None
+    return frozenset(
+        fields[0]
+        for line in done.stdout.splitlines()
+        if len(fields := line.split()) == 2 and fields[1] == "installed"
+    )
 
 
 def install_line(packages: Iterable[str]) -> str:

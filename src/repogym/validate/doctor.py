@@ -4,13 +4,15 @@ Three things decide whether an environment can be built here: the tools repogym 
 bubblewrap) and the ones builds run in the jail (a C compiler, pkg-config, cargo: the jail sees the host's
 /usr); a Python the commit allows (`pythons.choose_python` over the commit's packaging files, as validation
 chooses, or the task's own env.python); and the C libraries and programs its build asks for, named as Debian
-packages (`repogym.sandbox.syspackages`). The last comes from two places, each said in the report:
+packages (`repogym.sandbox.syspackages`). The last comes from three places, each said in the report:
 
 - a recorded build failure: validation's partial file (beside the task file, or `partial`), whose
   env_build_failed records keep the build's words and the path of its log;
 - a dry check of each commit, without building: the `#include <...>` lines (and Cython's `cdef extern from`)
   of its C, C++ and Cython sources whose header the table knows and this machine does not have (a header the
-  repository ships itself does not count), and sources that need a compiler or cargo the jail lacks.
+  repository ships itself does not count), and sources that need a compiler or cargo the jail lacks;
+- the tasks' own `env.system_packages` (what SWE-bench's images apt-get: graphviz, ffmpeg, texlive), those
+  dpkg does not record as installed ("task spec"; every one of them, said so, where dpkg cannot tell).
 
 A dry check sees what the sources name, not what a setup.py probes for at build time; a build that
 fails that way is named once it has failed (`repogym env check`, `repogym validate`).
@@ -23,7 +25,6 @@ import functools
 import os
 import re
 import shutil
-import subprocess
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -35,7 +36,13 @@ from repogym.files import read_jsonl_records
 from repogym.hostgit import run_git
 from repogym.reposource import resolve_repo_source
 from repogym.sandbox.interpreters import find_interpreters, pick_interpreter
-from repogym.sandbox.syspackages import NeedKind, SystemNeed, find_system_needs, package_for
+from repogym.sandbox.syspackages import (
+    NeedKind,
+    SystemNeed,
+    find_system_needs,
+    installed_packages,
+    package_for,
+)
 from repogym.task import Task
 from repogym.validate.diagnose import read_log
 from repogym.validate.outcome import CandidateOutcome, Verdict
@@ -82,7 +89,7 @@ class PackageNeed:
     need: str
     """What is missing, in words: 'header gdal.h not found'."""
     source: str
-    """"dry check" or "recorded build failure"."""
+    """"dry check", "recorded build failure" or "task spec" (`env.system_packages`)."""
     evidence: str
     tasks: int
 
@@ -215,7 +222,7 @@ def spec_needs(tasks: Sequence[Task]) -> list[PackageNeed]:
     wanted = Counter(package for task in tasks for package in dict.fromkeys(task.env.system_packages))
     if not wanted:
         return []
-    installed = installed_debian_packages(wanted)
+    installed = installed_packages(wanted)
     return [
         PackageNeed(
             package,
@@ -227,22 +234,6 @@ def spec_needs(tasks: Sequence[Task]) -> list[PackageNeed]:
         for package, count in wanted.items()
         if installed is None or package not in installed
     ]
-
-
-def installed_debian_packages(names: Iterable[str]) -> frozenset[str] | None:
-    """Which of `names` dpkg says are installed; None when dpkg-query cannot be run here."""
-    dpkg = shutil.which("dpkg-query")
-    if dpkg is None:
-        return None
-    found = subprocess.run(
-        [dpkg, "-W", "-f=${Package} ${db:Status-Status}\\n", *names],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return frozenset(
-        line.split()[0] for line in found.stdout.splitlines() if line.split()[1:] == ["installed"]
-    )
 
 
 def _python_need(source: Path, task: Task, installed: list[str]) -> tuple[str, str]:

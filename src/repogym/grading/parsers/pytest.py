@@ -124,10 +124,12 @@ class PytestParser:
         collect_errors = [
             _normal_id(r.get("nodeid", "")) for r in report.records if r["event"] == "collect_error"
         ]
+        collect_skips = [r for r in report.records if r["event"] == "collect_skip"]
         skipped_modules = {
-            _normal_id(str(r.get("nodeid", ""))): str(r.get("skipped_from") or "")
-            for r in report.records
-            if r["event"] == "collect_skip"
+            _normal_id(str(r.get("nodeid", ""))): str(r.get("skipped_from") or "") for r in collect_skips
+        }
+        skip_reasons = {
+            _normal_id(str(r.get("nodeid", ""))): str(r.get("skip_reason") or "") for r in collect_skips
         }
         statuses = {test_id: status for test_id, p in phases.items() if (status := _status(p)) is not None}
         statuses.update(dict.fromkeys(collect_errors, TestStatus.ERROR))
@@ -153,10 +155,12 @@ class PytestParser:
             t: dataclasses.replace(r, status=statuses[t], skipped_from=_skipped_from(phases.get(t, {})))
             for t, r in judged.results.items()
         }
+        skip_reasons.update({t: why for t, p in phases.items() if (why := _skip_reason(p))})
         return dataclasses.replace(
             judged,
             results=results,
             skipped_modules=skipped_modules,
+            skip_reasons={t: why for t, why in skip_reasons.items() if why},
             printed_statuses=read_printed(run.log, self.reading),
             printed_reading=self.reading,
         )
@@ -236,6 +240,14 @@ def _skipped_from(phases: Mapping[str, Mapping[str, Any]]) -> str:
     if decisive is None or decisive.get("outcome") != "skipped" or decisive.get("wasxfail") is True:
         return ""
     return str(decisive.get("skipped_from") or "")
+
+
+def _skip_reason(phases: Mapping[str, Mapping[str, Any]]) -> str:
+    """The reason a skipped test's skip gave (the plugin's record; '' for any other status)."""
+    decisive = phases.get("call") or phases.get("setup")
+    if decisive is None or decisive.get("outcome") != "skipped" or decisive.get("wasxfail") is True:
+        return ""
+    return str(decisive.get("skip_reason") or "")
 
 
 def _xfail_raised_at_run_time(phases: Mapping[str, Mapping[str, Any]]) -> bool:

@@ -13,9 +13,10 @@ Records, one JSON object per line, in this order:
   the test carried an xfail mark (its own, its class's or its module's) when collection ended, so that an
   xfail raised at run time by ``pytest.xfail()``, or a mark added to the running test (through the stack,
   gc or ``request.node``), both of which code under test can do, is told apart from an expected failure; a
-  skipped phase adds ``"skipped_from"`` (see below)
+  skipped phase adds ``"skipped_from"`` (see below) and ``"skip_reason"`` (the skip's own words, the first
+  500 characters: "could not import 'cdms2': No module named 'cdms2'")
 - ``{"event": "collect_error", "nodeid": ...}`` per file (or directory) that failed to collect
-- ``{"event": "collect_skip", "nodeid": ..., "skipped_from": ...}`` per file (or directory) skipped while it
+- ``{"event": "collect_skip", "nodeid": ..., "skipped_from": ..., "skip_reason": ...}`` per file (or directory) skipped while it
   was collected (a module-level ``pytest.importorskip``, ``pytest.skip(allow_module_level=True)``, a SkipTest)
 - ``{"event": "sessionfinish", "exitstatus": int, "records": int, "counts": {...}}`` last, where ``records`` is
   the number of test and collect_error records written before it
@@ -103,6 +104,7 @@ class _Reporter(object):
         }
         if outcome == "skipped":
             record["skipped_from"] = str(getattr(report, _SKIPPED_FROM, "") or "")
+            record["skip_reason"] = _skip_reason(report)
         self._write(record)
         self._count(report.when + "." + outcome)
 
@@ -112,7 +114,14 @@ class _Reporter(object):
             self._count("collect_error")
         elif report.skipped:
             origin = str(getattr(report, _SKIPPED_FROM, "") or "")
-            self._write({"event": "collect_skip", "nodeid": report.nodeid, "skipped_from": origin})
+            self._write(
+                {
+                    "event": "collect_skip",
+                    "nodeid": report.nodeid,
+                    "skipped_from": origin,
+                    "skip_reason": _skip_reason(report),
+                }
+            )
             self._count("collect_skip")
 
     # trylast, and session.exitstatus rather than the argument: a hook that rewrites the exit status
@@ -134,6 +143,21 @@ class _Reporter(object):
 
 
 _SKIPPED_FROM = "repogym_skipped_from"
+#: The most of a skip's reason a record keeps: what was missing is said in its first words.
+_REASON_CHARS = 500
+
+
+def _skip_reason(report):
+    """The reason a skip gave (pytest keeps a skipped report's longrepr as (path, line, reason)), cut short."""
+    longrepr = getattr(report, "longrepr", None)
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        try:
+            return str(longrepr[2])[:_REASON_CHARS]
+        except Exception:  # a reason whose str() fails (Python 2: a non-ASCII unicode): no reason
+            return ""
+    return ""
+
+
 _XFAIL_MARKED = "repogym_xfail_marked"
 _ROOT = [os.path.realpath(os.getcwd())]
 # nodeid -> whether the item carried an xfail mark when collection ended.
