@@ -33,6 +33,9 @@ SKIPS = {
         "def test_area():\n"
         "    assert area(2, 3) == 6\n"
     ),
+    "tests/test_module_skip.py": (
+        "import pytest\n\npytest.importorskip('repogym_absent_whole_file')\n\n\ndef test_x():\n    pass\n"
+    ),
     "tests/test_tool.py": (
         "import subprocess\n\n\ndef test_tool():\n"
         "    assert subprocess.run('repogym-absent-tool --version', shell=True).returncode == 0\n"
@@ -57,6 +60,15 @@ def test_a_required_test_skipped_for_want_of_a_module_names_the_module(skips_tas
     assert result.lacks == ("module repogym_absent_projection",)
     assert "the environment lacks module repogym_absent_projection" in result.detail
     assert result.to_dict()["lacks"] == ["module repogym_absent_projection"]
+
+
+@pytest.mark.slow
+def test_a_required_test_in_a_file_skipped_whole_names_what_the_file_wanted(skips_task) -> None:
+    from repogym.grading.grade import grade
+
+    result = grade(skips_task.replace(FAIL_TO_PASS=["tests/test_module_skip.py::test_x"]), "")
+    assert result.outcome is not Outcome.RESOLVED
+    assert result.lacks == ("module repogym_absent_whole_file",), (result.outcome, result.detail)
 
 
 @pytest.mark.slow

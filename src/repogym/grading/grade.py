@@ -266,13 +266,12 @@ def name_lacks(
         for test, status in tests.items()
         if (status is None or not status.ok) and test not in verdict.not_counted
     ]
-    reasons = [
-        why
-        for skipped, why in report.skip_reasons.items()
-        if any(
-            test == skipped or test.startswith((skipped + "::", skipped.rstrip("/") + "/"))
-            for test in not_passed
-        )
+    reasons = [report.skip_reasons[test] for test in not_passed if test in report.skip_reasons]
+    reasons += [  # files and folders skipped whole (few): their tests have no result of their own
+        report.skip_reasons[skipped]
+        for skipped in report.skipped_modules
+        if skipped in report.skip_reasons
+        and any(test.startswith((skipped + "::", skipped.rstrip("/") + "/")) for test in not_passed)
     ]
     venv = runtime.env.venv if runtime.env is not None else None
     provided = provided_modules(task, runtime.pristine, venv) if runtime.pristine else (lambda name: True)
