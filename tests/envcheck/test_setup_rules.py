@@ -143,3 +143,18 @@ def test_a_build_that_downloads_while_it_builds_is_named_build_needs_network(toy
     assert (found["built"], found["collected"], found["cause_kind"]) == (False, False, "build_needs_network")
     assert "building the repository tried to reach a host" in found["cause"]
     assert "Name or service not known" in Path(found["log"]).read_text()  # the build log that shows it
+
+
+@pytest.mark.slow
+def test_a_grade_whose_environment_build_dials_out_names_the_host_it_tried(toy_task, tmp_path):
+    """The same build met by a grade (issue 28: Verified's astropy 1.3 clones astropy_helpers from GitHub):
+    its ENV_BUILD_FAILED says what the build tried to reach, not only the installer's traceback."""
+    from repogym.grading.grade import grade
+    from repogym.grading.report import Outcome
+
+    repo = clone(toy_task.repo_source, tmp_path / "calc")
+    commit_files(repo, {"setup.py": DOWNLOADING_SETUP_PY}, "build: fetch the licence")
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    result = grade(toy_task.replace(repo_source=str(repo), base_commit=sha, env=toy_task.env), "")
+    assert result.outcome is Outcome.ENV_BUILD_FAILED, (result.outcome, result.detail)
+    assert "the build tried to reach a host the jail does not (only the package index): " in result.detail

@@ -72,7 +72,6 @@ from repogym.grading.candidate import (
 from repogym.grading.compile_check import CompileStep, compile_report, compile_step
 from repogym.grading.installcheck import check_reinstall
 from repogym.grading.judge import Judgement, judge
-from repogym.grading.network_attempts import needs_network
 from repogym.grading.parsers import get_parser
 from repogym.grading.parsers.common import shell_join
 from repogym.grading.parsers.swebench_ids import id_file
@@ -92,6 +91,7 @@ from repogym.grading.xfail_marks import XfailReading, reading_for
 from repogym.patches import changed_paths
 from repogym.sandbox.base import ExecResult, Limits, Sandbox
 from repogym.sandbox.layerchanges import layer_changes
+from repogym.sandbox.network_attempts import needs_network
 from repogym.sandbox.pool import RuntimePool
 from repogym.sandbox.runtime import Episode, TaskRuntime, reinstall_if_packaging_changed
 from repogym.task import Task

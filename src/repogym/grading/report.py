@@ -140,7 +140,7 @@ class Outcome(enum.StrEnum):
     TESTS_DID_NOT_RUN = "TESTS_DID_NOT_RUN"
     TESTS_NEED_NETWORK = "TESTS_NEED_NETWORK"
     """Tests ran (or failed to collect), some FAIL_TO_PASS or PASS_TO_PASS test did not pass, and the log shows
-    a test trying to reach the network, which the jail closes (`repogym.grading.network_attempts.needs_network`): no
+    a test trying to reach the network, which the jail closes (`repogym.sandbox.network_attempts.needs_network`): no
     offline grader can resolve the task as it stands. Not resolved in every count (it is never a grader
     error: printing a resolver's error cannot take a patch out of a count). `repogym grade --allow-network`
     opens the network to the test run, for imported tasks whose tests need it."""

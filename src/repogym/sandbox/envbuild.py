@@ -72,6 +72,7 @@ from repogym.sandbox.interpreters import (
     pick_interpreter,
     prefix_layout_lines,
 )
+from repogym.sandbox.network_attempts import needs_network
 from repogym.sandbox.syspackages import LACKS, describe_needs, find_system_needs
 from repogym.sandbox.workspace import EpisodeLayer
 from repogym.task import Task
@@ -396,8 +397,14 @@ def run_build_step(
         tail = "\n".join(result.output.strip().splitlines()[-15:])
         why = "timed out" if result.timed_out else f"exit code {result.exit_code}"
         # A compiler's missing header sits far above the tail: the package to install is said on its own line.
+        # So is a download from a host the jail cannot reach (a setup.py cloning a submodule from GitHub):
+        # the tail is then the installer's traceback, which names neither.
         needs = find_system_needs(result.output)
         missing = f"\n{LACKS}: {describe_needs(needs)}" if needs else ""
+        if not needs and (reached := needs_network(result.output)):
+            missing = (
+                f"\nthe build tried to reach a host the jail does not (only the package index): {reached}"
+            )
         raise EnvBuildError(f"{what} for {task.repo} failed ({why}); log {log_path}; tail:\n{tail}{missing}")
     return result
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from repogym.grading.network_attempts import needs_network
+from repogym.sandbox.network_attempts import needs_network
 from repogym.sandbox.syspackages import LACKS, SystemNeed, describe_needs, find_system_needs
 
 __all__ = [

@@ -1,5 +1,6 @@
-"""A test run's attempts to reach the network, read from its log: the one detector that validation (a mined
-candidate whose tests dial out), grading (TESTS_NEED_NETWORK) and build diagnosis (build_needs_network) share.
+"""A test run's or a build's attempts to reach the network, read from its log: the one detector that validation
+(a mined candidate whose tests dial out), grading (TESTS_NEED_NETWORK), environment builds (the line an
+EnvBuildError adds) and build diagnosis (build_needs_network) share; in sandbox/, below all of them.
 
 Guarantees: a line is found for the resolver's and the socket layer's own words when a test meets the jail's
 closed network namespace (no name resolution, no route), as Python, urllib3 and requests print them, and
