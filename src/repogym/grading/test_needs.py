@@ -110,14 +110,19 @@ def environment_lacks(
 def provided_modules(task: Task, tree: Path, venv: Path | None) -> Callable[[str], bool]:
     """Whether a top-level module name is provided: by the base tree (anywhere in it: a test folder pytest
     puts on sys.path, a src/ layout), by a file the task's patch or test patch adds, or by the environment's
-    site-packages."""
-    added = {
-        part.split(".", 1)[0]
-        for path in changed_paths(task.patch + task.test_patch)
-        for part in path.split("/")
-    }
-    site = _site_names(venv) if venv is not None else frozenset()
-    return lambda name: name in added or name in site or name in _tree_names(tree)
+    site-packages. Nothing is read until a name is asked about (most failed runs name no missing module)."""
+
+    @functools.cache
+    def added() -> frozenset[str]:
+        paths = changed_paths(task.patch + task.test_patch)
+        return frozenset(part.split(".", 1)[0] for path in paths for part in path.split("/"))
+
+    def provided(name: str) -> bool:
+        if name in added() or name in _tree_names(tree):
+            return True
+        return venv is not None and name in _site_names(venv)
+
+    return provided
 
 
 @functools.lru_cache(maxsize=64)
