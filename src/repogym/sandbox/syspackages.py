@@ -271,12 +271,12 @@ _SHAPES: tuple[tuple[NeedKind, re.Pattern[str]], ...] = (
     (NeedKind.CMAKE, re.compile(r"Could NOT find (\w+)")),
     (NeedKind.CMAKE, re.compile(r"No (CMAKE_\w+_COMPILER) could be found")),
 )  # fmt: skip
-#: Loose shapes ("could not find X"): a need only when the table knows X as a program, or X is a
-#: library's config script (`*-config`, `*_config`), so "could not find a version" is nothing.
 #: A name's start: not inside a longer run of name characters. `\b` is also true between "a" and "-", so a
 #: line of "a-a-a-..." would start a match at each of its characters and read on to the end each time
 #: (quadratic: 43 s for a 20 KB line); test logs, which a candidate writes, are read with these shapes too.
 _NAME_START = r"(?<![\w+.-])"
+#: Loose shapes ("could not find X"): a need only when the table knows X as a program, or X is a
+#: library's config script (`*-config`, `*_config`), so "could not find a version" is nothing.
 _LOOSE_COMMAND_SHAPES: tuple[re.Pattern[str], ...] = (
     re.compile(rf"{_NAME_START}({_PROGRAM}) (?:executable |program |binary )?not found", re.I),
     re.compile(rf"(?:can't|cannot|could not|couldn't|unable to|did not) find (?:the |a )?({_PROGRAM})", re.I),
