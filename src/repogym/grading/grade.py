@@ -260,12 +260,7 @@ def name_lacks(
     and the task's system packages; () for any other run."""
     if log is None:
         return ()
-    not_passed = [
-        test
-        for tests in (verdict.fail_to_pass, verdict.pass_to_pass)
-        for test, status in tests.items()
-        if (status is None or not status.ok) and test not in verdict.not_counted
-    ]
+    not_passed = verdict.not_passed
     reasons = [report.skip_reasons[test] for test in not_passed if test in report.skip_reasons]
     reasons += [  # files and folders skipped whole (few): their tests have no result of their own
         report.skip_reasons[skipped]

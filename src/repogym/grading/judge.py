@@ -93,6 +93,17 @@ class Judgement:
     """PASS_TO_PASS ids that did not count as failures, each with why (an id that names no test; under the
     ``swebench`` rule, a skip SWE-bench counts as maintained)."""
 
+    @property
+    def not_passed(self) -> list[str]:
+        """The required tests that count and did not pass (no status, or one that is not a pass), in order."""
+        return _not_passed(self.fail_to_pass, self.pass_to_pass, self.not_counted)
+
+
+def _not_passed(
+    f2p: dict[str, TestStatus | None], p2p: dict[str, TestStatus | None], not_counted: dict[str, str]
+) -> list[str]:
+    return [t for t, s in {**f2p, **p2p}.items() if t not in not_counted and (s is None or not s.ok)]
+
 
 def skip_rule_for(task: Task) -> SkipRule:
     """SWEBENCH for tasks imported from SWE-bench-format data, STRICT for the rest (and for every reward)."""
@@ -156,7 +167,7 @@ def judge(
     notes = [_uncounted_note(not_counted), _unmarked_note(unmarked)]
     if status is ResolvedStatus.FULL:
         return Judgement(Outcome.RESOLVED, status, f2p, p2p, "; ".join(filter(None, notes)), not_counted)
-    failing = [t for t, s in {**f2p, **p2p}.items() if t not in not_counted and (s is None or not s.ok)]
+    failing = _not_passed(f2p, p2p, not_counted)
     detail = f"{len(failing)} required test(s) did not pass: {', '.join(failing[:5])}"
     return Judgement(
         Outcome.UNRESOLVED, status, f2p, p2p, "; ".join(filter(None, [detail, *notes])), not_counted
