@@ -33,12 +33,17 @@ from __future__ import annotations
 import functools
 import os
 import re
-import string
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from repogym.patches import changed_paths
-from repogym.sandbox.syspackages import NeedKind, find_system_needs, installed_packages, package_for
+from repogym.sandbox.syspackages import (
+    NeedKind,
+    find_system_needs,
+    installed_packages,
+    is_config_script,
+    package_for,
+)
 from repogym.task import Task
 
 __all__ = ["MAX_NAMED", "environment_lacks", "missing_system_packages", "provided_modules"]
@@ -56,17 +61,12 @@ _MODULE_ERROR = re.compile(
     rf"^E?[ \t]*(?:ModuleNotFoundError|ImportError): No module named '({_MODULE})'", re.M
 )
 #: A skip reason that names a program as unavailable ('graphviz "dot" is not available', "'ffmpeg' not
-#: found"): counted only for programs syspackages knows, as its loose shapes are. The name's start is not
+#: found"): counted only for programs syspackages knows, as its loose shapes are, and read in the reasons of
+#: the required tests only (a log's summary prints every skipped test's reason). The name's start is not
 #: inside a longer name (linear on a line of "a-a-a-...").
 _PROGRAM_UNAVAILABLE = re.compile(
     r"(?<![\w+-])[\"'`]?([\w+-]+)[\"'`]? (?:is )?not (?:available|installed|found)", re.I
 )
-_CONFIG_SCRIPT = re.compile(r"^[\w.+]+[-_]config$")
-#: Words that every shape of a missing program holds (syspackages' "not found", "No such file or directory",
-#: "could not find", "is not installed"), lower case.
-_HINTS = ("found", "no such file", "not installed", "find")
-#: ASCII-only lower-casing: it keeps every character where it was (str.lower does not: "İ" becomes two).
-_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
 def environment_lacks(
@@ -98,7 +98,7 @@ def environment_lacks(
         _add_programs(found, reason)
     for module in _MODULE_ERROR.finditer(log):
         _add_module(found, module.group(1), provided)
-    _add_programs(found, _hint_lines(log))
+    _add_programs(found, log)
     for package in missing_packages:
         found[f"Debian package {package} not installed"] = None
     named = tuple(found)
@@ -155,32 +155,13 @@ def _add_module(found: dict[str, None], name: str, provided: Callable[[str], boo
 
 def _add_programs(found: dict[str, None], text: str) -> None:
     for need in find_system_needs(text):
-        if need.kind is NeedKind.COMMAND and (need.package or not _CONFIG_SCRIPT.match(need.name)):
+        if need.kind is NeedKind.COMMAND and (need.package or not is_config_script(need.name)):
             _add_program(found, need.name)
 
 
 def _add_program(found: dict[str, None], name: str) -> None:
     package = package_for(NeedKind.COMMAND, name)
     found[f"program {name} (Debian package {package})" if package else f"program {name}"] = None
-
-
-def _hint_lines(text: str) -> str:
-    """The lines of `text` that hold one of `_HINTS`, in order: syspackages' shapes were written for build
-    logs, read once per failed build; a test log is read on every failing grade and can be megabytes (0.2 s
-    for sympy's 270 KB), so they read only the lines that could match (str.find over the lowered text)."""
-    lowered = text.translate(_ASCII_LOWER)
-    starts: set[int] = set()
-    for hint in _HINTS:
-        at = lowered.find(hint)
-        while at >= 0:
-            starts.add(lowered.rfind("\n", 0, at) + 1)
-            end = lowered.find("\n", at)
-            at = lowered.find(hint, end) if end >= 0 else -1
-    lines = []
-    for start in sorted(starts):
-        end = text.find("\n", start)
-        lines.append(text[start : end if end >= 0 else len(text)])
-    return "\n".join(lines)
 
 
 def missing_system_packages(task: Task) -> tuple[str, ...]:
